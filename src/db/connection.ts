@@ -1,0 +1,99 @@
+/**
+ * Opens the SQLite store and wraps it in Kysely.
+ *
+ * Under Node the driver is better-sqlite3; under Deno (which cannot load native Node addons)
+ * it is `node:sqlite`, adapted to the same interface in `./node-sqlite.ts`. The choice is made
+ * at run time, so one bundle serves both.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import type { Database } from './schema.js';
+
+/** The synchronous statement API shared by better-sqlite3 and our node:sqlite adapter. */
+export interface SqliteStatement {
+  all(...params: unknown[]): unknown[];
+  get(...params: unknown[]): unknown;
+  run(...params: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
+}
+
+/** The raw synchronous connection: used by migrations, import and the hot read paths. */
+export interface SqliteHandle extends SqliteDatabase {
+  exec(sql: string): unknown;
+  prepare(sql: string): SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
+  close(): void;
+}
+
+export interface Store {
+  /** Query builder over the same connection as `sqlite`. */
+  db: Kysely<Database>;
+  /** The raw connection, for synchronous transactions and prepared hot-path statements. */
+  sqlite: SqliteHandle;
+  /** Path of the database file (or ':memory:'). */
+  path: string;
+  /**
+   * Runs `fn` in one SQLite transaction (BEGIN IMMEDIATE … COMMIT), synchronously.
+   * Rolls back and rethrows whatever `fn` throws.
+   */
+  transaction<T>(fn: () => T): T;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Busy timeout in ms (default 5000). */
+  busyTimeoutMs?: number;
+  /** A pre-loaded better-sqlite3 native addon (used by the single executable). */
+  nativeBinding?: unknown;
+}
+
+const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
+
+async function openRaw(path: string, options: OpenOptions): Promise<SqliteHandle> {
+  if (isDeno) {
+    const { openNodeSqlite } = await import('./node-sqlite.js');
+    return openNodeSqlite(path);
+  }
+  const { default: BetterSqlite3 } = await import('better-sqlite3');
+  const nativeBinding = options.nativeBinding ?? (globalThis as { __OUTREACH_NATIVE_SQLITE__?: unknown }).__OUTREACH_NATIVE_SQLITE__;
+  return new BetterSqlite3(path, nativeBinding ? { nativeBinding: nativeBinding as string } : {}) as unknown as SqliteHandle;
+}
+
+/**
+ * Opens (creating if needed, with its directory) the database at `path` with WAL, foreign keys,
+ * `synchronous = NORMAL` and a busy timeout. Does not migrate: see `migrate()`.
+ * @throws when the file cannot be opened or is not a SQLite database.
+ */
+export async function openStore(path: string, options: OpenOptions = {}): Promise<Store> {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const sqlite = await openRaw(path, options);
+  sqlite.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+  sqlite.exec('PRAGMA journal_mode = WAL');
+  sqlite.exec('PRAGMA synchronous = NORMAL');
+  sqlite.exec('PRAGMA foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let depth = 0;
+  return {
+    db,
+    sqlite,
+    path,
+    transaction<T>(fn: () => T): T {
+      // Nested calls join the outer transaction, so repository helpers compose.
+      if (depth > 0) return fn();
+      sqlite.exec('BEGIN IMMEDIATE');
+      depth++;
+      try {
+        const result = fn();
+        sqlite.exec('COMMIT');
+        return result;
+      } catch (error) {
+        sqlite.exec('ROLLBACK');
+        throw error;
+      } finally {
+        depth--;
+      }
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

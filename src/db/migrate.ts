@@ -1,0 +1,68 @@
+/**
+ * Applies the numbered SQL migrations of `sql/` (`NNNN_name.sql`) in order, each in its own
+ * transaction, recording them in `schema_migrations`. Migrations are frozen once shipped.
+ *
+ * The single executable embeds the files at build time (esbuild `define` of
+ * `__OUTREACH_MIGRATIONS__`); from source they are read from the `sql/` directory.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Store } from './connection.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+declare const __OUTREACH_MIGRATIONS__: Migration[] | undefined;
+
+/** The migrations shipped with this build, ascending by version. */
+export function loadMigrations(): Migration[] {
+  if (typeof __OUTREACH_MIGRATIONS__ !== 'undefined') return __OUTREACH_MIGRATIONS__;
+  const dir = fileURLToPath(new URL('../../sql/', import.meta.url));
+  return readMigrationDir(dir);
+}
+
+/** Reads `NNNN_name.sql` files of `dir`, ascending by number. Used by the build too. */
+export function readMigrationDir(dir: string): Migration[] {
+  return readdirSync(dir)
+    .filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 4)),
+      name: file.slice(5, -4),
+      sql: readFileSync(`${dir}/${file}`, 'utf8'),
+    }));
+}
+
+/**
+ * Brings the store's schema up to date.
+ * @returns the versions applied by this call (empty when already current).
+ * @throws when the database has a migration newer than this build knows (a downgrade).
+ */
+export function migrate(store: Store, migrations = loadMigrations()): number[] {
+  store.sqlite.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  const applied = new Set(
+    (store.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
+  );
+  const newest = Math.max(0, ...applied);
+  const known = Math.max(0, ...migrations.map((m) => m.version));
+  if (newest > known) {
+    throw new Error(`database schema version ${newest} is newer than this build supports (${known}); upgrade outreach-api`);
+  }
+  const done: number[] = [];
+  for (const migration of migrations) {
+    if (applied.has(migration.version)) continue;
+    store.transaction(() => {
+      store.sqlite.exec(migration.sql);
+      store.sqlite
+        .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+        .run(migration.version, migration.name, new Date().toISOString());
+    });
+    done.push(migration.version);
+  }
+  return done;
+}

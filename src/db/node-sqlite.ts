@@ -1,0 +1,48 @@
+/**
+ * `node:sqlite` (used under Deno, which cannot load better-sqlite3) adapted to the subset of the
+ * better-sqlite3 API that Kysely's SqliteDialect and our code use: `prepare` → statements with
+ * `all`/`get`/`run`/`iterate` and a `reader` flag, `exec`, `close`. Named parameters are passed
+ * as an object whose keys are given without their `@`/`:`/`$` prefix, as better-sqlite3 does.
+ */
+import { createRequire } from 'node:module';
+import type { SqliteHandle, SqliteStatement } from './connection.js';
+
+interface NodeStatement {
+  all(...params: unknown[]): unknown[];
+  get(...params: unknown[]): unknown;
+  run(...params: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
+  iterate(...params: unknown[]): IterableIterator<unknown>;
+  columns?(): unknown[];
+  setAllowBareNamedParameters?(enabled: boolean): void;
+}
+interface NodeDatabase {
+  prepare(sql: string): NodeStatement;
+  exec(sql: string): void;
+  close(): void;
+}
+
+// Plain objects are named parameters; node:sqlite wants them as the first argument too.
+const normalise = (params: unknown[]) => params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+
+export function openNodeSqlite(path: string): SqliteHandle {
+  const require = createRequire(import.meta.url);
+  const { DatabaseSync } = require('node:sqlite') as { DatabaseSync: new (path: string) => NodeDatabase };
+  const database = new DatabaseSync(path);
+  return {
+    exec: (sql: string) => database.exec(sql),
+    close: () => database.close(),
+    prepare(sql: string) {
+      const statement = database.prepare(sql);
+      statement.setAllowBareNamedParameters?.(true);
+      const reader = statement.columns ? statement.columns().length > 0 : /^\s*(select|with|pragma|explain|values)\b|\breturning\b/i.test(sql);
+      const wrapped: SqliteStatement & { reader: boolean; iterate(...p: unknown[]): IterableIterator<unknown> } = {
+        reader,
+        all: (...params) => statement.all(...normalise(params)),
+        get: (...params) => statement.get(...normalise(params)),
+        run: (...params) => statement.run(...normalise(params)),
+        iterate: (...params) => statement.iterate(...normalise(params)),
+      };
+      return wrapped as ReturnType<SqliteHandle['prepare']>;
+    },
+  } as unknown as SqliteHandle;
+}

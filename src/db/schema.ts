@@ -1,0 +1,378 @@
+/**
+ * Kysely types of the SQLite store; one interface per table of `sql/0001_init.sql`.
+ *
+ * Column names are the SQL ones (snake_case); mappers in `src/repos/*` turn rows into the
+ * contract's camelCase shapes. Date-times are ISO 8601 UTC strings with milliseconds,
+ * booleans are 0/1 integers, and JSON columns are TEXT holding JSON.
+ */
+import type { Insertable, Selectable, Updateable } from 'kysely';
+
+/** 0 or 1: how SQLite stores a boolean. */
+export type SqlBool = 0 | 1;
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  name: string;
+  plan: 'free' | 'pro' | 'lifetime';
+  plan_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  account_id: string;
+  name: string;
+  /** JSON array of scope names. */
+  scopes: string;
+  /** Hex SHA-256 of the raw token. */
+  token_hash: string;
+  token_prefix: string;
+  last_four: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface ProjectsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SitesTable {
+  id: string;
+  project_id: string;
+  name: string;
+  domain: string;
+  url: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KeywordsTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  keyword: string;
+  created_at: string;
+}
+
+export interface BlockedDomainsTable {
+  id: string;
+  project_id: string;
+  domain: string;
+  reason: string | null;
+  created_at: string;
+}
+
+export interface ProspectsTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  source_job_id: string | null;
+  source: string | null;
+  status: 'proposed' | 'rejected' | 'blocked';
+  url: string;
+  normalized_url: string | null;
+  canonical_url: string | null;
+  domain: string;
+  title: string | null;
+  description: string | null;
+  content_excerpt: string | null;
+  page_type: string | null;
+  opportunity_type: string | null;
+  suggested_placement: string | null;
+  /** JSON array of objects. */
+  contact_paths: string;
+  relevance_score: number | null;
+  quality_score: number | null;
+  risk_score: number | null;
+  /** JSON array of strings. */
+  match_reasons: string;
+  /** JSON array of strings. */
+  risk_flags: string;
+  domain_authority: number | null;
+  estimated_monthly_traffic: number | null;
+  ranking_position: number | null;
+  ranking_keyword: string | null;
+  crawl_status: string | null;
+  last_crawled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactsTable {
+  id: string;
+  prospect_id: string;
+  site_id: string;
+  project_id: string;
+  email: string;
+  full_name: string | null;
+  role: string | null;
+  role_category: string | null;
+  company: string | null;
+  source: string | null;
+  source_provider: string | null;
+  source_url: string | null;
+  source_reference: string | null;
+  status: 'active' | 'bounced' | 'suppressed';
+  verification_status: 'unverified' | 'valid' | 'invalid' | 'risky' | 'unknown';
+  last_verified_at: string | null;
+  suppression_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DraftsTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  prospect_id: string;
+  contact_id: string;
+  message_id: string | null;
+  status: 'draft' | 'awaiting_approval' | 'changes_requested' | 'approved';
+  purpose: string | null;
+  starred_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DraftMessagesTable {
+  id: string;
+  draft_id: string;
+  subject: string;
+  body: string;
+  /** JSON object. */
+  personalization: string;
+  grounding_summary: string | null;
+  generation_provider: string | null;
+  generation_model: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ThreadsTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  prospect_id: string;
+  contact_id: string;
+  provider_thread_id: string;
+  status: 'open' | 'awaiting_reply' | 'replied' | 'closed';
+  outcome: 'none' | 'positive' | 'neutral' | 'negative';
+  classification:
+    | 'interested'
+    | 'not_interested'
+    | 'question'
+    | 'out_of_office'
+    | 'auto_reply'
+    | 'bounce'
+    | 'unclassified';
+  inbound_count: number;
+  outbound_count: number;
+  last_inbound_at: string | null;
+  last_outbound_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ThreadMessagesTable {
+  id: string;
+  thread_id: string;
+  direction: 'inbound' | 'outbound';
+  status: 'queued' | 'sent' | 'failed';
+  from_email: string | null;
+  /** JSON array of strings. */
+  to_emails: string;
+  /** JSON array of strings. */
+  cc_emails: string;
+  subject: string | null;
+  body: string;
+  sent_at: string | null;
+  sender_id: string | null;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EmailConnectionsTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  provider: 'gmail' | 'outlook' | 'smtp';
+  status: 'connected' | 'disconnected' | 'error';
+  account_email: string;
+  provider_region: string | null;
+  has_error: SqlBool;
+  connected_at: string | null;
+  last_tested_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EmailSendersTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  connection_id: string;
+  source: string | null;
+  status: 'active' | 'paused' | 'disabled';
+  verification_status: string | null;
+  display_name: string | null;
+  email: string;
+  reply_to_email: string | null;
+  daily_limit: number | null;
+  health_status: 'healthy' | 'degraded' | 'unhealthy' | null;
+  warmup_status: 'not_started' | 'warming' | 'warmed' | 'paused' | null;
+  health_score: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DiscoveryJobsTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  type: 'prospect_discovery' | 'contact_discovery';
+  status: 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
+  subject_type: string | null;
+  subject_id: string | null;
+  current_attempt: number;
+  max_attempts: number;
+  scheduled_at: string | null;
+  canceled_at: string | null;
+  completed_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DiscoveryQueriesTable {
+  id: string;
+  job_id: string;
+  query: string;
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  opportunity_type: string | null;
+  raw_result_count: number;
+  unique_candidate_count: number;
+  qualified_count: number;
+  started_at: string | null;
+  completed_at: string | null;
+  error_code: string | null;
+  has_error: SqlBool;
+}
+
+export interface LeadsTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  platform: string;
+  source_container: string | null;
+  kind: string | null;
+  title: string | null;
+  body: string | null;
+  author_handle: string | null;
+  permalink: string | null;
+  score: number;
+  tier: 'hot' | 'warm' | 'explore';
+  lead_type: 'competitor' | 'describes_problem' | 'looking_for_solution' | 'other';
+  sentiment: string | null;
+  evidence_quote: string | null;
+  reason: string | null;
+  stage: 'to_qualify' | 'to_contact' | 'in_conversation' | 'closed';
+  feedback: string | null;
+  dismissed: SqlBool;
+  redacted: SqlBool;
+  posted_at: string | null;
+  first_seen_at: string | null;
+  created_at: string;
+}
+
+export interface BacklinksTable {
+  id: string;
+  site_id: string;
+  project_id: string;
+  source: string;
+  acquisition_origin: string;
+  source_url: string;
+  target_url: string;
+  category: string | null;
+  status: 'pending' | 'live' | 'changed' | 'lost' | 'blocked' | 'error' | 'closed';
+  observed_anchor: string | null;
+  last_checked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BacklinkChecksTable {
+  id: string;
+  backlink_id: string;
+  status: string;
+  requested_source_url: string | null;
+  final_source_url: string | null;
+  http_status: number | null;
+  target_found: SqlBool;
+  observed_target_url: string | null;
+  observed_anchor: string | null;
+  /** JSON array of strings. */
+  observed_rel: string;
+  has_error: SqlBool;
+  checked_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  operation: string;
+  key: string;
+  request_hash: string;
+  state: 'in_flight' | 'completed';
+  response_status: number | null;
+  response_body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/** FTS5 index tables: only `rowid` and MATCH are used from TypeScript. */
+export interface FtsTable {
+  rowid: number;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_tokens: ApiTokensTable;
+  projects: ProjectsTable;
+  sites: SitesTable;
+  keywords: KeywordsTable;
+  blocked_domains: BlockedDomainsTable;
+  prospects: ProspectsTable;
+  prospects_fts: FtsTable;
+  contacts: ContactsTable;
+  drafts: DraftsTable;
+  draft_messages: DraftMessagesTable;
+  threads: ThreadsTable;
+  thread_messages: ThreadMessagesTable;
+  email_connections: EmailConnectionsTable;
+  email_senders: EmailSendersTable;
+  discovery_jobs: DiscoveryJobsTable;
+  discovery_queries: DiscoveryQueriesTable;
+  leads: LeadsTable;
+  leads_fts: FtsTable;
+  backlinks: BacklinksTable;
+  backlink_checks: BacklinkChecksTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
+export type ApiTokenRow = Selectable<ApiTokensTable>;
+export type ProjectRow = Selectable<ProjectsTable>;
+export type SiteRow = Selectable<SitesTable>;
+export type NewRow<T extends keyof Database> = Insertable<Database[T]>;
+export type RowUpdate<T extends keyof Database> = Updateable<Database[T]>;

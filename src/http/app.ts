@@ -1,0 +1,112 @@
+/**
+ * `createApp(deps)` builds the whole HTTP application: the request pipeline of decisions.md §3
+ * (request id → auth → rate limit → per-route scope → validation → handler) and every resource's
+ * routes under `/api/public/v1`, plus the generated OpenAPI 3.1 document at
+ * `/api/public/openapi.json`. Every response, errors included, is the JSON envelope.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import { requestId } from 'hono/request-id';
+import { SlidingWindowLimiter } from '../limiter/sliding-window.js';
+import { registerRoutes } from '../routes/index.js';
+import type { AppDeps, AppEnv } from './context.js';
+import { ApiError, errorBody, validationError } from './errors.js';
+import { bearerAuth } from './middleware/auth.js';
+import { rateLimit } from './middleware/rate-limit.js';
+
+export const API_BASE = '/api/public/v1';
+export const OPENAPI_PATH = '/api/public/openapi.json';
+const RATE_WINDOW_MS = 60_000;
+
+const TARGET_NAMES: Record<string, string> = { json: 'body', param: 'path', query: 'query', header: 'header' };
+
+export interface App {
+  /** The Hono application; `app.fetch` serves requests. */
+  app: Hono<AppEnv>;
+  /** The generated OpenAPI 3.1 document. */
+  openapi: Record<string, unknown>;
+  deps: AppDeps;
+}
+
+export function createApp(input: Omit<AppDeps, 'limiter'>): App {
+  const rpm = input.config.limits.requestsPerMinute;
+  const deps: AppDeps = { ...input, limiter: rpm > 0 ? new SlidingWindowLimiter(rpm, RATE_WINDOW_MS, input.clock) : undefined };
+
+  const api = new OpenAPIHono<AppEnv>({
+    // decisions.md §4: 422 VALIDATION_ERROR with one `{ path, message }` per problem.
+    defaultHook: (result) => {
+      if (result.success) return;
+      const target = TARGET_NAMES[result.target] ?? result.target;
+      throw validationError(
+        result.error.issues.map((issue) => ({
+          path: [target, ...issue.path.map(String)].join('.'),
+          message: issue.message,
+        })),
+      );
+    },
+  });
+  api.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API token (`oapi_…`) in `Authorization: Bearer <token>`; never in the URL.',
+  });
+  registerRoutes(api, deps);
+
+  const app = new OpenAPIHono<AppEnv>();
+  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', methodNotAllowed({
+    app,
+    onMethodNotAllowed: (_c, methods) => {
+      throw new ApiError('METHOD_NOT_ALLOWED', `Method not allowed; allowed: ${methods.join(', ')}`, undefined, { Allow: methods.join(', ') });
+    },
+  }));
+  app.use(`${API_BASE}/*`, bearerAuth(deps));
+  if (deps.limiter) app.use(`${API_BASE}/*`, rateLimit(deps.limiter));
+  app.route(API_BASE, api);
+
+  const openapi = api.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: {
+      title: 'Scoped Outreach, Prospecting and Backlink REST API',
+      version: '1.0.0',
+      description:
+        'Token-scoped JSON API over a link-building and outreach workspace. Every response is the envelope ' +
+        '`{ ok, data }` or `{ ok: false, error: { code, message, details? } }`. Served by outreach-api.',
+    },
+    servers: [{ url: API_BASE }],
+    security: [{ bearerAuth: [] }],
+  }) as unknown as Record<string, unknown>;
+  const openapiBody = JSON.stringify(openapi);
+  app.get(OPENAPI_PATH, (c) => c.body(openapiBody, 200, { 'Content-Type': 'application/json' }));
+
+  // Returned, not thrown: methodNotAllowed turns this 404 into a 405 when another method matches.
+  app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404));
+  app.onError((error, c) => {
+    const apiError = toApiError(error);
+    if (apiError.status === 500) {
+      deps.logger.log('error', 'unexpected failure', {
+        requestId: c.get('requestId'),
+        method: c.req.method,
+        route: c.req.routePath,
+        error: error instanceof Error ? error.name : typeof error,
+        code: (error as { code?: unknown }).code,
+      });
+    }
+    for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
+    return c.json(errorBody(apiError), apiError.status);
+  });
+  return { app, openapi, deps };
+}
+
+/** Maps anything thrown to the API's error vocabulary; unknown failures become a bare 500. */
+function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException) {
+    if (error.status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+    if (error.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large');
+    if (error.status === 400) return validationError([{ path: 'body', message: 'Malformed JSON' }]);
+  }
+  return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
+}

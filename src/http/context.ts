@@ -1,0 +1,36 @@
+/**
+ * What every handler can reach: the application's dependencies (built once by `createApp`) and
+ * the per-request variables set by the middleware.
+ */
+import type { Context } from 'hono';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Store } from '../db/connection.js';
+import type { AccountRow } from '../db/schema.js';
+import type { Logger } from '../logger.js';
+import type { SlidingWindowLimiter } from '../limiter/sliding-window.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Absent when `limits.requestsPerMinute` is 0. */
+  limiter?: SlidingWindowLimiter;
+}
+
+/** The authenticated caller (set by the auth middleware). */
+export interface Caller {
+  account: AccountRow;
+  tokenId: string;
+  scopes: ReadonlySet<string>;
+}
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    caller: Caller;
+  };
+}
+
+export type AppContext = Context<AppEnv>;

@@ -1,0 +1,30 @@
+/**
+ * Per-route scope requirement (contract §5.7, decisions.md §2 and §3 step 3). Runs before the
+ * request is validated, so a token without the scope learns nothing about the input rules.
+ */
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../context.js';
+import { ApiError } from '../errors.js';
+
+/** Every scope a token can hold (decisions.md §2). */
+export const SCOPES = [
+  'projects:read',
+  'workspaces:read',
+  'sites:read',
+  'backlinks:read',
+  'leads:read',
+  'prospects:read',
+  'contacts:read',
+  'outreach:read',
+  'outreach:write',
+  'outreach:send',
+  'contacts:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!c.get('caller').scopes.has(scope)) throw new ApiError('SCOPE_REQUIRED', `This operation requires the scope ${scope}`);
+    await next();
+  };
+}

@@ -1,0 +1,43 @@
+/** Sites of a project: queries and the row → API mapper (contract §2 "Site"). */
+import type { Kysely } from 'kysely';
+import type { Database, SiteRow } from '../db/schema.js';
+import { notFound } from '../http/errors.js';
+
+export interface SiteRecord {
+  id: string;
+  name: string;
+  domain: string;
+  url: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const toSite = (row: SiteRow): SiteRecord => ({
+  id: row.id,
+  name: row.name,
+  domain: row.domain,
+  url: row.url,
+  status: row.status,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/** One page of a project's sites, newest first, and the total. */
+export async function listSites(db: Kysely<Database>, projectId: string, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    db.selectFrom('sites').selectAll().where('project_id', '=', projectId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db.selectFrom('sites').where('project_id', '=', projectId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toSite), total: Number(total.n) };
+}
+
+/**
+ * The site `siteId` of project `projectId` (already checked to be the caller's).
+ * @throws ApiError NOT_FOUND when the site is missing or belongs to another project.
+ */
+export async function requireSite(db: Kysely<Database>, projectId: string, siteId: string): Promise<SiteRecord> {
+  const row = await db.selectFrom('sites').selectAll().where('id', '=', siteId).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw notFound('Site');
+  return toSite(row);
+}

@@ -1,0 +1,116 @@
+/**
+ * API tokens and accounts as the operator manages them (CLI `accounts`, `tokens`; contract §5;
+ * decisions.md §8). The raw token is returned once by `createToken` and never stored.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Store } from '../db/connection.js';
+import type { AccountRow, ApiTokenRow } from '../db/schema.js';
+import { SCOPES, type Scope } from '../http/middleware/scope.js';
+import { generateToken, hashToken, tokenHints } from '../tokens.js';
+
+/** Contract §5.5: at most 10 active tokens per account. */
+export const MAX_ACTIVE_TOKENS = 10;
+
+/** A refusal the operator can act on (bad scope, unknown account, token limit). */
+export class TokenError extends Error {}
+
+export const newId = (prefix: string) => `${prefix}_${randomBytes(10).toString('base64url')}`;
+
+/** Tokens of `accountId` neither revoked nor expired at `nowIso`. */
+export function countActiveTokens(store: Store, accountId: string, nowIso: string, exceptId = ''): number {
+  const row = store.sqlite
+    .prepare('SELECT count(*) AS n FROM api_tokens WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND id <> ?')
+    .get(accountId, nowIso, exceptId) as { n: number };
+  return row.n;
+}
+
+export function createAccount(
+  store: Store,
+  input: { id?: string; email: string; name: string; plan: AccountRow['plan']; planExpiresAt?: string | null },
+  nowIso: string,
+): AccountRow {
+  const row: AccountRow = {
+    id: input.id ?? newId('acct'),
+    email: input.email,
+    name: input.name,
+    plan: input.plan,
+    plan_expires_at: input.planExpiresAt ?? null,
+    created_at: nowIso,
+    updated_at: nowIso,
+  };
+  store.sqlite
+    .prepare('INSERT INTO accounts (id, email, name, plan, plan_expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    .run(row.id, row.email, row.name, row.plan, row.plan_expires_at, row.created_at, row.updated_at);
+  return row;
+}
+
+export function listAccounts(store: Store): AccountRow[] {
+  return store.sqlite.prepare('SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[];
+}
+
+export interface NewToken {
+  accountId: string;
+  name: string;
+  scopes: readonly string[];
+  /** Absolute expiry (ISO), or null for none. */
+  expiresAt: string | null;
+  /** Use this raw value instead of generating one (import fixtures). */
+  rawToken?: string;
+  revokedAt?: string | null;
+  id?: string;
+}
+
+/**
+ * Creates a token and returns its row and the raw value (shown once).
+ * @throws TokenError for an unknown account, an unknown scope, or an 11th active token.
+ */
+export function createToken(store: Store, input: NewToken, nowIso: string): { row: ApiTokenRow; token: string } {
+  return store.transaction(() => {
+    const unknown = input.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (unknown.length) throw new TokenError(`unknown scope(s): ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`);
+    if (!store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(input.accountId)) throw new TokenError(`no account with id ${input.accountId}`);
+    const active = !input.revokedAt && (input.expiresAt === null || input.expiresAt > nowIso);
+    if (active && countActiveTokens(store, input.accountId, nowIso, input.id) >= MAX_ACTIVE_TOKENS) {
+      throw new TokenError(`account ${input.accountId} already has ${MAX_ACTIVE_TOKENS} active tokens (the limit); revoke one first`);
+    }
+    const token = input.rawToken ?? generateToken();
+    const hints = tokenHints(token);
+    const row: ApiTokenRow = {
+      id: input.id ?? newId('tok'),
+      account_id: input.accountId,
+      name: input.name,
+      scopes: JSON.stringify([...new Set(input.scopes)] as Scope[]),
+      token_hash: hashToken(token),
+      token_prefix: hints.prefix,
+      last_four: hints.lastFour,
+      created_at: nowIso,
+      expires_at: input.expiresAt,
+      revoked_at: input.revokedAt ?? null,
+      last_used_at: null,
+    };
+    store.sqlite
+      .prepare(
+        `INSERT INTO api_tokens (id, account_id, name, scopes, token_hash, token_prefix, last_four, created_at, expires_at, revoked_at, last_used_at)
+         VALUES (@id, @account_id, @name, @scopes, @token_hash, @token_prefix, @last_four, @created_at, @expires_at, @revoked_at, @last_used_at)
+         ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, name = excluded.name, scopes = excluded.scopes,
+           token_hash = excluded.token_hash, token_prefix = excluded.token_prefix, last_four = excluded.last_four,
+           expires_at = excluded.expires_at, revoked_at = excluded.revoked_at`,
+      )
+      .run(row);
+    return { row, token };
+  });
+}
+
+export function listTokens(store: Store, accountId?: string): ApiTokenRow[] {
+  return (
+    accountId
+      ? store.sqlite.prepare('SELECT * FROM api_tokens WHERE account_id = ? ORDER BY created_at, id').all(accountId)
+      : store.sqlite.prepare('SELECT * FROM api_tokens ORDER BY account_id, created_at, id').all()
+  ) as ApiTokenRow[];
+}
+
+/** Revokes a token; effective on the next request. @returns false when no such unrevoked token exists. */
+export function revokeToken(store: Store, tokenId: string, nowIso: string): boolean {
+  const result = store.sqlite.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(nowIso, tokenId);
+  return Number(result.changes) > 0;
+}

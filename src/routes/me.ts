@@ -1,0 +1,69 @@
+/** `GET /me`: the calling account, its token and its limits (contract §2 "Account"). */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps, AppEnv } from '../http/context.js';
+import { MAX_ACTIVE_TOKENS, countActiveTokens } from '../repos/tokens.js';
+import { errorResponses, okResponse } from '../schemas/common.js';
+import { Me } from '../schemas/me.js';
+import { isoAt } from '../clock.js';
+
+const getMe = createRoute({
+  method: 'get',
+  path: '/me',
+  operationId: 'getMe',
+  tags: ['Account'],
+  summary: 'The calling account, the token used and the current limits',
+  description: 'Needs any valid token; no scope.',
+  responses: { 200: okResponse(Me, 'The account'), ...errorResponses('me') },
+});
+
+export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const { store, config, clock } = deps;
+  const tokenStatement = store.sqlite.prepare(
+    'SELECT id, name, scopes, token_prefix, last_four, created_at, expires_at, last_used_at FROM api_tokens WHERE id = ?',
+  );
+  const projectCount = store.sqlite.prepare('SELECT count(*) AS n FROM projects WHERE account_id = ?');
+  app.openapi(getMe, (c) => {
+    const { account, tokenId } = c.get('caller');
+    const token = tokenStatement.get(tokenId) as {
+      id: string; name: string; scopes: string; token_prefix: string; last_four: string;
+      created_at: string; expires_at: string | null; last_used_at: string | null;
+    };
+    const projects = (projectCount.get(account.id) as { n: number }).n;
+    return c.json(
+      {
+        ok: true as const,
+        data: {
+          owner: {
+            id: account.id,
+            email: account.email,
+            name: account.name,
+            plan: account.plan,
+            planExpiresAt: account.plan_expires_at,
+            createdAt: account.created_at,
+          },
+          token: {
+            id: token.id,
+            name: token.name,
+            scopes: JSON.parse(token.scopes) as string[],
+            prefix: token.token_prefix,
+            lastFour: token.last_four,
+            createdAt: token.created_at,
+            expiresAt: token.expires_at,
+            lastUsedAt: token.last_used_at,
+          },
+          projectCount: projects,
+          workspaceCount: projects,
+          activeTokenCount: countActiveTokens(store, account.id, isoAt(clock.now())),
+          limits: {
+            requestsPerMinute: config.limits.requestsPerMinute,
+            activeTokensPerAccount: MAX_ACTIVE_TOKENS,
+            pageSizeMax: 100,
+            pageSizeDefault: 25,
+            maxBodyBytes: config.limits.maxBodyBytes,
+          },
+        },
+      },
+      200,
+    );
+  });
+}

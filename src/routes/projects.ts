@@ -1,0 +1,51 @@
+/**
+ * Projects and workspaces (decisions.md §1, §2): `GET /projects`, `GET /workspaces` and the detail
+ * in each form, each needing the scope of its form.
+ */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps, AppEnv } from '../http/context.js';
+import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { requireScope } from '../http/middleware/scope.js';
+import { listProjects, requireProject } from '../repos/projects.js';
+import { PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
+import { Project } from '../schemas/projects.js';
+
+const listRoute = (group: Group) =>
+  createRoute({
+    method: 'get',
+    path: `/${group.name}`,
+    operationId: operationId(group, 'listProjects'),
+    tags: [group.tag],
+    summary: `List the account's ${group.name}`,
+    description: `Scope \`${group.listScope}\`. Newest first (createdAt, then id).`,
+    middleware: [requireScope(group.listScope)] as const,
+    request: { query: PageQuery },
+    responses: { 200: okResponse(paginated(Project), `A page of ${group.name}`), ...errorResponses() },
+  });
+
+const detailRoute = (group: Group) =>
+  createRoute({
+    method: 'get',
+    path: groupPath(group),
+    operationId: operationId(group, 'getProject'),
+    tags: [group.tag],
+    summary: `One ${group.name === 'projects' ? 'project' : 'workspace'}`,
+    description: `Scope \`${group.listScope}\`.`,
+    middleware: [requireScope(group.listScope)] as const,
+    request: { params: groupParams(group) },
+    responses: { 200: okResponse(Project, 'The project'), ...errorResponses() },
+  });
+
+export function registerProjects(app: OpenAPIHono<AppEnv>, { store }: AppDeps) {
+  for (const group of GROUPS) {
+    app.openapi(listRoute(group), async (c) => {
+      const query = c.req.valid('query');
+      const { items, total } = await listProjects(store.db, c.get('caller').account.id, query.limit, offsetOf(query));
+      return c.json({ ok: true as const, data: page(items, query, total) }, 200);
+    });
+    app.openapi(detailRoute(group), async (c) => {
+      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, c.req.valid('param')));
+      return c.json({ ok: true as const, data: project }, 200);
+    });
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Starting and stopping the HTTP server (`outreach-api serve`): opens and migrates the store,
+ * builds the app and listens. Background workers (outbox, discovery) start here too.
+ */
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { openStore, type Store } from './db/connection.js';
+import { migrate } from './db/migrate.js';
+import { createApp, type App } from './http/app.js';
+import { createLogger, type Logger } from './logger.js';
+
+export interface RunningServer {
+  /** e.g. `http://127.0.0.1:8080` */
+  origin: string;
+  port: number;
+  app: App;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: Config;
+  clock?: Clock;
+  logger?: Logger;
+  /** Use this already-open store instead of opening `config.db`. */
+  store?: Store;
+}
+
+/** Opens the store, migrates it, and listens on `config.server.host:port` (port 0: any free port). */
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger('info');
+  const store = options.store ?? (await openStore(config.db));
+  migrate(store);
+  const app = createApp({ config, store, clock, logger });
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  return {
+    origin: `http://${host}:${port}`,
+    port,
+    app,
+    store,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+      if (!options.store) await store.close();
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * API tokens (contract §5): `oapi_` + 43 base62 characters of 32 random bytes + a 6-character
+ * base62 CRC-32 checksum of the random part, so a secret scanner can recognise a leaked token
+ * and we can refuse a mistyped one without a database lookup. Only the hex SHA-256 of the whole
+ * token is stored.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+export const TOKEN_PREFIX = 'oapi_';
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const RANDOM_CHARS = 43;
+const CHECKSUM_CHARS = 6;
+
+function toBase62(value: bigint, width: number): string {
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    out = BASE62[Number(value % 62n)] + out;
+    value /= 62n;
+  }
+  return out;
+}
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(text, 'utf8')) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** A new raw token. Shown once to its creator; never stored. */
+export function generateToken(): string {
+  const random = toBase62(BigInt(`0x${randomBytes(32).toString('hex')}`), RANDOM_CHARS);
+  return `${TOKEN_PREFIX}${random}${toBase62(BigInt(crc32(random)), CHECKSUM_CHARS)}`;
+}
+
+/**
+ * Whether `token` could be one of ours. Tokens in our format must carry a valid checksum;
+ * tokens declared by an import document (any 32+ printable characters) are accepted as they are.
+ */
+export function isWellFormedToken(token: string): boolean {
+  if (!/^[\x21-\x7e]{32,512}$/.test(token)) return false;
+  if (!token.startsWith(TOKEN_PREFIX) || token.length !== TOKEN_PREFIX.length + RANDOM_CHARS + CHECKSUM_CHARS) return true;
+  const random = token.slice(TOKEN_PREFIX.length, TOKEN_PREFIX.length + RANDOM_CHARS);
+  return token.endsWith(toBase62(BigInt(crc32(random)), CHECKSUM_CHARS));
+}
+
+/** Hex SHA-256 of a raw token: what the store keeps. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** The parts of a token safe to show in listings: a short prefix and the last four characters. */
+export function tokenHints(token: string): { prefix: string; lastFour: string } {
+  return { prefix: token.slice(0, token.startsWith(TOKEN_PREFIX) ? TOKEN_PREFIX.length + 4 : 4), lastFour: token.slice(-4) };
+}
