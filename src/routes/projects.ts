@@ -5,7 +5,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
-import { requireScope } from '../http/middleware/scope.js';
+import { withScope } from '../http/middleware/scope.js';
 import { listProjects, requireProject } from '../repos/projects.js';
 import { PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { Project } from '../schemas/projects.js';
@@ -18,7 +18,7 @@ const listRoute = (group: Group) =>
     tags: [group.tag],
     summary: `List the account's ${group.name}`,
     description: `Scope \`${group.listScope}\`. Newest first (createdAt, then id).`,
-    middleware: [requireScope(group.listScope)] as const,
+    ...withScope(group.listScope),
     request: { query: PageQuery },
     responses: { 200: okResponse(paginated(Project), `A page of ${group.name}`), ...errorResponses() },
   });
@@ -31,7 +31,7 @@ const detailRoute = (group: Group) =>
     tags: [group.tag],
     summary: `One ${group.name === 'projects' ? 'project' : 'workspace'}`,
     description: `Scope \`${group.listScope}\`.`,
-    middleware: [requireScope(group.listScope)] as const,
+    ...withScope(group.listScope),
     request: { params: groupParams(group) },
     responses: { 200: okResponse(Project, 'The project'), ...errorResponses() },
   });

@@ -2,7 +2,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
-import { requireScope } from '../http/middleware/scope.js';
+import { withScope } from '../http/middleware/scope.js';
 import { requireProject } from '../repos/projects.js';
 import { listSites, requireSite } from '../repos/sites.js';
 import { Id, PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
@@ -18,7 +18,7 @@ const listRoute = (group: Group) =>
     tags: ['Sites'],
     summary: 'List the sites of a project',
     description: 'Scope `sites:read`. Newest first (createdAt, then id).',
-    middleware: [requireScope('sites:read')] as const,
+    ...withScope('sites:read'),
     request: { params: groupParams(group), query: PageQuery },
     responses: { 200: okResponse(paginated(Site), 'A page of sites'), ...errorResponses() },
   });
@@ -31,7 +31,7 @@ const detailRoute = (group: Group) =>
     tags: ['Sites'],
     summary: 'One site',
     description: 'Scope `sites:read`.',
-    middleware: [requireScope('sites:read')] as const,
+    ...withScope('sites:read'),
     request: { params: groupParams(group, { siteId: SiteId }) },
     responses: { 200: okResponse(Site, 'The site'), ...errorResponses() },
   });

@@ -28,3 +28,10 @@ export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
     await next();
   };
 }
+
+/**
+ * The scope part of a read route's definition: the middleware, and the `x-required-scope`
+ * extension that documents it in the OpenAPI document (and drives the shared access tests).
+ * Spread into `createRoute({ ...withScope('sites:read'), ... })`.
+ */
+export const withScope = (scope: Scope) => ({ middleware: requireScope(scope), 'x-required-scope': scope });
