@@ -1,0 +1,276 @@
+/**
+ * The `outreach-api` command line (decisions.md §12): serve, migrate, import, seed, accounts and
+ * tokens. Global `--db PATH` (also OUTREACH_API_DB) and `--config PATH`. Exit codes: 0 success,
+ * 1 operational failure (bad import, token refused, cannot open database), 2 bad arguments.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { existsSync } from 'node:fs';
+import { systemClock, isoAt } from '../clock.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { openStore, type Store } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { SCOPES } from '../http/middleware/scope.js';
+import { createLogger } from '../logger.js';
+import { TokenError, createAccount, createToken, listAccounts, listTokens, revokeToken } from '../repos/tokens.js';
+import { startServer } from '../server.js';
+import { PLANS } from '../schemas/enums.js';
+import { VERSION } from '../version.js';
+import { parseDuration } from './duration.js';
+
+/** A failure to report in one line, without a stack. */
+class CliError extends Error {}
+
+interface GlobalOptions {
+  db?: string;
+  config?: string;
+}
+
+function configOf(command: Command, overrides: Record<string, unknown> = {}): Config {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  return loadConfig(globals.config, process.env, { db: globals.db, ...overrides });
+}
+
+async function withStore<T>(config: Config, fn: (store: Store) => T | Promise<T>): Promise<T> {
+  const store = await openStore(config.db);
+  try {
+    migrate(store);
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const print = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+const now = () => isoAt(systemClock.now());
+
+function table(rows: Record<string, unknown>[]): void {
+  if (rows.length === 0) return print('(none)');
+  const keys = Object.keys(rows[0]!);
+  const cells = rows.map((r) => keys.map((k) => (r[k] === null || r[k] === undefined ? '-' : String(r[k]))));
+  const widths = keys.map((k, i) => Math.max(k.length, ...cells.map((c) => c[i]!.length)));
+  print(keys.map((k, i) => k.padEnd(widths[i]!)).join('  '));
+  for (const c of cells) print(c.map((v, i) => v.padEnd(widths[i]!)).join('  '));
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('must be a whole number from 0 to 65535');
+  return port;
+}
+
+function parseScopes(value: string): string[] {
+  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (scopes.length === 0) throw new InvalidArgumentError('give at least one scope');
+  if (unknown.length) throw new InvalidArgumentError(`unknown scope(s) ${unknown.join(', ')}; known: ${SCOPES.join(', ')}, or "all"`);
+  return scopes;
+}
+
+export function buildCli(): Command {
+  const program = new Command('outreach-api')
+    .description('Self-hosted Scoped Outreach, Prospecting and Backlink REST API v1')
+    .version(VERSION, '-v, --version')
+    .option('--db <path>', 'SQLite database file (default ./data/outreach.db; env OUTREACH_API_DB)')
+    .option('--config <path>', 'configuration file (default ./config.json when present)')
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description('migrate the database and serve the API')
+    .option('--host <host>', 'address to listen on (default 127.0.0.1)')
+    .addOption(new Option('--port <port>', 'port to listen on (default 8080; 0 picks a free port)').argParser(parsePort))
+    .option('--import <file>', 'import this document before serving')
+    .option('--demo', 'on an empty database, load the demo data; print a ready token and a curl example')
+    .action(async (options: { host?: string; port?: number; import?: string; demo?: boolean }, command: Command) => {
+      const config = configOf(command, { 'server.host': options.host, 'server.port': options.port });
+      const logger = createLogger('info');
+      const fresh = !existsSync(config.db);
+      const store = await openStore(config.db);
+      migrate(store);
+      let demoToken: string | undefined;
+      if (options.import) {
+        const { importFile } = await import('../import/index.js');
+        const summary = importFile(store, options.import);
+        logger.log('info', 'imported', { counts: summary.counts });
+      }
+      if (options.demo) {
+        const { DEMO_TOKEN, seedDemo } = await import('../seed/demo.js');
+        const empty = !store.sqlite.prepare('SELECT 1 FROM accounts LIMIT 1').get();
+        if (fresh || empty) {
+          seedDemo(store);
+          print(`Created ${config.db} with the demo data.`);
+        } else print(`Using the existing database ${config.db}.`);
+        demoToken = DEMO_TOKEN;
+      }
+      const server = await startServer({ config, store, logger });
+      const base = `${server.origin}/api/public/v1`;
+      print(`outreach-api ${VERSION} listening on ${server.origin}`);
+      print(`  base URL:  ${base}`);
+      print(`  OpenAPI:   ${server.origin}/api/public/openapi.json`);
+      if (demoToken) {
+        print(`  demo token (every scope): ${demoToken}`);
+        print();
+        print(`  curl -s -H "Authorization: Bearer ${demoToken}" ${base}/me`);
+      }
+      const stop = async () => {
+        await server.close();
+        await store.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+
+  program
+    .command('migrate')
+    .description('create or upgrade the database schema')
+    .action(async (_options: unknown, command: Command) => {
+      const config = configOf(command);
+      const store = await openStore(config.db);
+      try {
+        const applied = migrate(store);
+        print(applied.length ? `applied migrations ${applied.join(', ')} to ${config.db}` : `${config.db} is up to date`);
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command('import')
+    .description('import a JSON document (see the README); all or nothing')
+    .argument('<file>', 'the import document')
+    .action(async (file: string, _options: unknown, command: Command) => {
+      const config = configOf(command);
+      const { importFile } = await import('../import/index.js');
+      await withStore(config, (store) => {
+        const summary = importFile(store, file);
+        print(`imported ${file}: ${Object.entries(summary.counts).map(([k, v]) => `${k} ${v}`).join(', ') || 'nothing'}`);
+      });
+    });
+
+  program
+    .command('seed')
+    .description('load the deterministic demo dataset')
+    .requiredOption('--demo', 'the demo dataset (the only one there is)')
+    .action(async (_options: unknown, command: Command) => {
+      const config = configOf(command);
+      const { seedDemo, DEMO_TOKEN } = await import('../seed/demo.js');
+      await withStore(config, (store) => {
+        seedDemo(store);
+        print(`seeded the demo data into ${config.db}`);
+        print(`demo token (every scope): ${DEMO_TOKEN}`);
+      });
+    });
+
+  const accounts = program.command('accounts').description('manage accounts');
+  accounts
+    .command('create')
+    .description('create an account')
+    .requiredOption('--email <email>', 'owner email')
+    .requiredOption('--name <name>', 'display name')
+    .addOption(new Option('--plan <plan>', 'plan').choices(PLANS).default('pro'))
+    .option('--plan-expires-at <date>', 'end of a pro plan (ISO 8601)')
+    .option('--id <id>', 'account id (default: generated)')
+    .action(async (options: { email: string; name: string; plan: (typeof PLANS)[number]; planExpiresAt?: string; id?: string }, command: Command) => {
+      let planExpiresAt: string | null = null;
+      if (options.planExpiresAt) {
+        const ms = Date.parse(options.planExpiresAt);
+        if (Number.isNaN(ms)) throw new CliError(`--plan-expires-at: not a date: ${options.planExpiresAt}`);
+        planExpiresAt = isoAt(ms);
+      }
+      await withStore(configOf(command), (store) => {
+        if (options.id && store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(options.id)) throw new CliError(`account ${options.id} already exists`);
+        const row = createAccount(store, { id: options.id, email: options.email, name: options.name, plan: options.plan, planExpiresAt }, now());
+        print(row.id);
+      });
+    });
+  accounts
+    .command('list')
+    .description('list accounts')
+    .action(async (_options: unknown, command: Command) => {
+      await withStore(configOf(command), (store) =>
+        table(listAccounts(store).map((a) => ({ id: a.id, email: a.email, name: a.name, plan: a.plan, planExpiresAt: a.plan_expires_at, createdAt: a.created_at }))),
+      );
+    });
+
+  const tokens = program.command('tokens').description('manage API tokens');
+  tokens
+    .command('create')
+    .description('create a token; its value is printed once and never stored')
+    .requiredOption('--account <id>', 'account id')
+    .requiredOption('--name <name>', 'a name to recognise the token by')
+    .requiredOption('--scopes <list>', `comma-separated scopes, or "all" (${SCOPES.join(', ')})`, (v: string) => (v === 'all' ? [...SCOPES] : parseScopes(v)))
+    .addOption(new Option('--expires-in <duration>', 'lifetime such as 30d, 12h, 2w (default: never)').argParser((v: string) => {
+      try {
+        return parseDuration(v);
+      } catch (error) {
+        throw new InvalidArgumentError((error as Error).message);
+      }
+    }))
+    .action(async (options: { account: string; name: string; scopes: string[]; expiresIn?: number }, command: Command) => {
+      await withStore(configOf(command), (store) => {
+        const nowMs = systemClock.now();
+        const { row, token } = createToken(
+          store,
+          { accountId: options.account, name: options.name, scopes: options.scopes, expiresAt: options.expiresIn ? isoAt(nowMs + options.expiresIn) : null },
+          isoAt(nowMs),
+        );
+        print(token);
+        process.stderr.write(`token ${row.id} created for account ${row.account_id}; store it now, it is not shown again\n`);
+      });
+    });
+  tokens
+    .command('list')
+    .description('list tokens (never their values)')
+    .option('--account <id>', 'only this account')
+    .action(async (options: { account?: string }, command: Command) => {
+      await withStore(configOf(command), (store) => {
+        const at = now();
+        table(
+          listTokens(store, options.account).map((t) => ({
+            id: t.id,
+            account: t.account_id,
+            name: t.name,
+            scopes: (JSON.parse(t.scopes) as string[]).join(','),
+            token: `${t.token_prefix}…${t.last_four}`,
+            createdAt: t.created_at,
+            expiresAt: t.expires_at,
+            lastUsedAt: t.last_used_at,
+            state: t.revoked_at ? 'revoked' : t.expires_at && t.expires_at <= at ? 'expired' : 'active',
+          })),
+        );
+      });
+    });
+  tokens
+    .command('revoke')
+    .description('revoke a token; effective on its next request')
+    .argument('<id>', 'token id (see tokens list)')
+    .action(async (id: string, _options: unknown, command: Command) => {
+      await withStore(configOf(command), (store) => {
+        if (!revokeToken(store, id, now())) throw new CliError(`no active token with id ${id}`);
+        print(`revoked ${id}`);
+      });
+    });
+
+  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script). Resolves to the exit code. */
+export async function runCli(argv: string[]): Promise<number> {
+  try {
+    await buildCli().parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof CliError || error instanceof ConfigError || error instanceof TokenError || (error as Error).name === 'ImportError') {
+      process.stderr.write(`outreach-api: ${(error as Error).message}\n`);
+      return 1;
+    }
+    process.stderr.write(`outreach-api: ${(error as Error).message ?? String(error)}\n`);
+    return 1;
+  }
+}
