@@ -17,7 +17,7 @@ import { FakeClock, isoAt } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
-import { silentLogger } from '../../src/logger.js';
+import { silentLogger, type Logger } from '../../src/logger.js';
 import { createToken } from '../../src/repos/tokens.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { SCOPES } from '../../src/http/middleware/scope.js';
@@ -62,6 +62,7 @@ export interface HarnessOptions {
   /** Dotted config overrides, e.g. { 'limits.requestsPerMinute': 0 }. */
   config?: Record<string, unknown>;
   clock?: FakeClock;
+  logger?: Logger;
 }
 
 export async function startTestServer(options: HarnessOptions = {}): Promise<TestServer> {
@@ -71,7 +72,7 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
   const store = await openStore(config.db);
   migrate(store);
   if (options.fixture) await loadFixture(store, options.fixture, isoAt(clock.now()));
-  const server = await startServer({ config, store, clock, logger: silentLogger });
+  const server = await startServer({ config, store, clock, logger: options.logger ?? silentLogger });
   const validator = new OpenApiValidator(server.app.openapi);
   let tokenCount = 0;
 

@@ -1,0 +1,230 @@
+/**
+ * The request pipeline shared by every operation (decisions.md §3, §4, §9): authentication,
+ * the rate limiter, the envelope on every error, request ids, and the OpenAPI document.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { FakeClock, isoAt } from '../../src/clock.js';
+import { revokeToken } from '../../src/repos/tokens.js';
+import { generateToken } from '../../src/tokens.js';
+import { startTestServer, type TestServer } from '../helpers/harness.js';
+
+const ACCOUNT = { accounts: [{ id: 'acct_p', email: 'p@example.test', name: 'P', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }] };
+const PROJECTS = { ...ACCOUNT, projects: [{ id: 'prj_p', accountId: 'acct_p', name: 'P', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' }] };
+
+describe('authentication', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer({ fixture: PROJECTS });
+  });
+  after(() => t.close());
+
+  it('answers 401 UNAUTHORIZED, in the envelope, for a missing, malformed, unknown or mistyped token', async () => {
+    const good = t.mintToken('acct_p', ['projects:read']);
+    const cases: Record<string, string | undefined>[] = [
+      {},
+      { authorization: 'Bearer' },
+      { authorization: `Basic ${good}` },
+      { authorization: `Bearer ${good} extra` },
+      { authorization: 'Bearer short' },
+      { authorization: `Bearer ${generateToken()}` },
+      // one character changed: the checksum no longer matches
+      { authorization: `Bearer ${good.slice(0, 10)}${good[10] === 'A' ? 'B' : 'A'}${good.slice(11)}` },
+    ];
+    for (const headers of cases) {
+      const res = await t.request('GET', '/me', { headers: headers as Record<string, string> });
+      assert.equal(res.status, 401, JSON.stringify(headers));
+      assert.deepEqual(res.body, { ok: false, error: { code: 'UNAUTHORIZED', message: 'A valid bearer token is required' } });
+      assert.equal(res.headers.get('x-ratelimit-limit'), null, 'no limiter headers before authentication');
+    }
+  });
+
+  it('never accepts a token in the URL', async () => {
+    const token = t.mintToken('acct_p', ['projects:read']);
+    for (const name of ['token', 'access_token', 'api_key', 'authorization']) {
+      const res = await t.get(`/me?${name}=${encodeURIComponent(token)}`);
+      assert.equal(res.status, 401);
+    }
+  });
+
+  it('accepts the scheme in any case and serves /me without a scope', async () => {
+    const token = t.mintToken('acct_p', []);
+    const res = await t.request('GET', '/me', { headers: { authorization: `bearer ${token}` } });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data.owner.id, 'acct_p');
+    assert.deepEqual(res.body.data.token.scopes, []);
+    assert.equal(res.body.data.projectCount, 1);
+    assert.ok(!JSON.stringify(res.body).includes(token), 'the token never comes back');
+    assert.equal(res.body.data.token.lastFour, token.slice(-4));
+  });
+
+  it('refuses an expired token from the moment it expires', async () => {
+    const token = t.mintToken('acct_p', ['projects:read'], { expiresAt: isoAt(t.clock.now() + 60_000) });
+    assert.equal((await t.get('/projects', token)).status, 200);
+    t.clock.advance(60_000);
+    assert.equal((await t.get('/projects', token)).status, 401);
+  });
+
+  it('refuses a revoked token on the next request', async () => {
+    const token = t.mintToken('acct_p', ['projects:read']);
+    const me = await t.get('/me', token);
+    assert.equal(me.status, 200);
+    assert.ok(revokeToken(t.store, me.body.data.token.id, isoAt(t.clock.now())));
+    assert.equal((await t.get('/me', token)).status, 401);
+  });
+
+  it('records when a token was last used', async () => {
+    const token = t.mintToken('acct_p', []);
+    const first = await t.get('/me', token);
+    const second = await t.get('/me', token);
+    assert.equal(second.body.data.token.lastUsedAt, isoAt(t.clock.now()));
+    assert.equal(first.body.data.token.createdAt, isoAt(t.clock.now()));
+  });
+});
+
+describe('rate limiter', () => {
+  let t: TestServer;
+  let clock: FakeClock;
+  before(async () => {
+    clock = new FakeClock(Date.UTC(2026, 10, 1, 12, 0, 0));
+    t = await startTestServer({ fixture: PROJECTS, clock });
+  });
+  after(() => t.close());
+
+  it('allows exactly 100 requests per sliding 60 s, counts down, and refuses the 101st with Retry-After', async () => {
+    const token = t.mintToken('acct_p', []);
+    const start = clock.now();
+    for (let i = 1; i <= 100; i++) {
+      const res = await t.get('/me', token);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-ratelimit-limit'), '100');
+      assert.equal(res.headers.get('x-ratelimit-remaining'), String(100 - i));
+      assert.equal(res.headers.get('x-ratelimit-reset'), String(Math.ceil((start + 60_000) / 1000)));
+      assert.equal(res.headers.get('ratelimit-policy'), '"default";q=100;w=60');
+      if (i === 50) clock.advance(30_000); // the second half arrives 30 s later
+    }
+    const refused = await t.get('/me', token);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.error.code, 'RATE_LIMIT_EXCEEDED');
+    assert.equal(refused.headers.get('retry-after'), '30');
+    assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
+    assert.equal(refused.headers.get('ratelimit'), '"default";r=0;t=30');
+
+    // Rejected requests are not counted: many more refusals change nothing.
+    for (let i = 0; i < 5; i++) assert.equal((await t.get('/me', token)).status, 429);
+    clock.advance(29_999);
+    assert.equal((await t.get('/me', token)).status, 429);
+    clock.advance(1); // Retry-After honoured: the first 50 leave the window
+    const served = await t.get('/me', token);
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get('x-ratelimit-remaining'), '49');
+  });
+
+  it('keeps one window per token', async () => {
+    const other = t.mintToken('acct_p', []);
+    const res = await t.get('/me', other);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-ratelimit-remaining'), '99');
+  });
+
+  it('sends the headers on authenticated error responses too', async () => {
+    const token = t.mintToken('acct_p', []);
+    const res = await t.get('/projects', token);
+    assert.equal(res.status, 403);
+    assert.equal(res.headers.get('x-ratelimit-remaining'), '99');
+  });
+});
+
+describe('rate limiter turned off', () => {
+  it('sends no limiter headers and never refuses when limits.requestsPerMinute is 0', async () => {
+    const t = await startTestServer({ fixture: PROJECTS, config: { 'limits.requestsPerMinute': 0 } });
+    try {
+      const token = t.mintToken('acct_p', []);
+      for (let i = 0; i < 110; i++) assert.equal((await t.get('/me', token)).status, 200);
+      assert.equal((await t.get('/me', token)).headers.get('x-ratelimit-limit'), null);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('errors and the envelope', () => {
+  let t: TestServer;
+  let token: string;
+  const logged: string[] = [];
+  before(async () => {
+    t = await startTestServer({
+      fixture: PROJECTS,
+      logger: { log: (level, message, fields) => logged.push(JSON.stringify({ level, message, ...fields })) },
+    });
+    token = t.mintToken('acct_p', ['projects:read', 'workspaces:read', 'sites:read']);
+  });
+  after(() => t.close());
+
+  it('answers unknown routes with 404 NOT_FOUND', async () => {
+    const res = await t.get('/no-such-thing', token);
+    assert.equal(res.status, 404);
+    assert.equal(res.body.error.code, 'NOT_FOUND');
+    const outside = await t.request('GET', '/api/nothing-here', { unchecked: true });
+    assert.equal(outside.status, 404);
+  });
+
+  it('answers a known route with another method with 405 and Allow', async () => {
+    const res = await t.request('DELETE', '/projects', { token });
+    assert.equal(res.status, 405);
+    assert.equal(res.body.error.code, 'METHOD_NOT_ALLOWED');
+    assert.match(res.headers.get('allow') ?? '', /GET/);
+  });
+
+  it('rejects bad paging with 422 and a detail per problem, never clamping', async () => {
+    for (const [query, path] of [
+      ['page=0', 'query.page'],
+      ['limit=101', 'query.limit'],
+      ['limit=0', 'query.limit'],
+      ['limit=2.5', 'query.limit'],
+      ['page=abc', 'query.page'],
+      ['limit=', 'query.limit'],
+    ] as const) {
+      const res = await t.get(`/projects?${query}`, token);
+      assert.equal(res.status, 422, query);
+      assert.equal(res.body.error.code, 'VALIDATION_ERROR');
+      assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], query);
+    }
+  });
+
+  it('pages past the end return an empty array with the true total', async () => {
+    const res = await t.get('/projects?page=5&limit=1', token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data, { data: [], pagination: { page: 5, limit: 1, total: 1, hasMore: false } });
+    const first = await t.get('/projects?limit=1', token);
+    assert.equal(first.body.data.data.length, 1);
+  });
+
+  it('gives every response a distinct X-Request-Id', async () => {
+    const a = await t.get('/me', token);
+    const b = await t.get('/me', token);
+    assert.notEqual(a.headers.get('x-request-id'), b.headers.get('x-request-id'));
+  });
+
+  it('turns an unexpected failure into a bare 500, logged with the request id and nothing internal', async () => {
+    t.store.sqlite.exec('ALTER TABLE projects RENAME TO projects_elsewhere');
+    try {
+      const res = await t.get('/projects', token);
+      assert.equal(res.status, 500);
+      assert.deepEqual(res.body, { ok: false, error: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred' } });
+      const line = logged.find((l) => l.includes(res.headers.get('x-request-id')!));
+      assert.ok(line, 'the failure is logged with its request id');
+      assert.ok(!/projects_elsewhere|SELECT|\/tmp|at /.test(line!), `nothing internal in the log line: ${line}`);
+    } finally {
+      t.store.sqlite.exec('ALTER TABLE projects_elsewhere RENAME TO projects');
+    }
+  });
+
+  it('serves the OpenAPI 3.1 document without a token', async () => {
+    const res = await t.request('GET', '/api/public/openapi.json', { unchecked: true });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.openapi, '3.1.0');
+    assert.deepEqual(res.body.servers, [{ url: '/api/public/v1' }]);
+    assert.ok(res.body.paths['/me'].get);
+  });
+});
