@@ -1,0 +1,125 @@
+/**
+ * Tracked backlinks and their checks: queries and the row → API mappers (contract §2 "Backlink",
+ * "Backlink check"; decisions.md §5 for order and `hasCheckError`).
+ */
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import type { BacklinkChecksTable, BacklinksTable, Database } from '../db/schema.js';
+import { notFound } from '../http/errors.js';
+
+export type BacklinkRow = Selectable<BacklinksTable>;
+export type BacklinkCheckRow = Selectable<BacklinkChecksTable>;
+
+export interface BacklinkRecord {
+  id: string;
+  siteId: string;
+  source: string;
+  acquisitionOrigin: string;
+  sourceUrl: string;
+  targetUrl: string;
+  category: string | null;
+  status: BacklinkRow['status'];
+  observedAnchor: string | null;
+  lastCheckedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface BacklinkCheckRecord {
+  id: string;
+  status: string;
+  requestedSourceUrl: string | null;
+  finalSourceUrl: string | null;
+  httpStatus: number | null;
+  targetFound: boolean;
+  observedTargetUrl: string | null;
+  observedAnchor: string | null;
+  observedRel: string[];
+  hasError: boolean;
+  checkedAt: string;
+}
+
+export const toBacklink = (row: BacklinkRow): BacklinkRecord => ({
+  id: row.id,
+  siteId: row.site_id,
+  source: row.source,
+  acquisitionOrigin: row.acquisition_origin,
+  sourceUrl: row.source_url,
+  targetUrl: row.target_url,
+  category: row.category,
+  status: row.status,
+  observedAnchor: row.observed_anchor,
+  lastCheckedAt: row.last_checked_at,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export const toBacklinkCheck = (row: BacklinkCheckRow): BacklinkCheckRecord => ({
+  id: row.id,
+  status: row.status,
+  requestedSourceUrl: row.requested_source_url,
+  finalSourceUrl: row.final_source_url,
+  httpStatus: row.http_status,
+  targetFound: row.target_found === 1,
+  observedTargetUrl: row.observed_target_url,
+  observedAnchor: row.observed_anchor,
+  observedRel: JSON.parse(row.observed_rel) as string[],
+  hasError: row.has_error === 1,
+  checkedAt: row.checked_at,
+});
+
+export interface BacklinkFilter {
+  /** The caller's project (already checked). */
+  projectId: string;
+  /** A site of that project (already checked); narrows the list to it. */
+  siteId?: string;
+  status?: BacklinkRow['status'];
+}
+
+/**
+ * The WHERE clause of the backlink list: exactly the leading columns of one of the four
+ * `backlinks_{project,site}[_status]_order` indexes, so the list walks it in order.
+ * A site filter replaces the project one: the site was checked to belong to the project.
+ */
+const backlinkWhere = (filter: BacklinkFilter) => (eb: ExpressionBuilder<Database, 'backlinks'>) =>
+  eb.and([
+    filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
+    ...(filter.status !== undefined ? [eb('status', '=', filter.status)] : []),
+  ]);
+
+/**
+ * One page of a project's backlinks matching `filter`, newest `createdAt` first (ties: `id`
+ * descending), and the exact number of matches.
+ */
+export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter, limit: number, offset: number) {
+  const where = backlinkWhere(filter);
+  const [rows, total] = await Promise.all([
+    db.selectFrom('backlinks').selectAll().where(where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db.selectFrom('backlinks').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toBacklink), total: Number(total.n) };
+}
+
+/**
+ * The backlink `backlinkId` of project `projectId` (already checked to be the caller's).
+ * @throws ApiError NOT_FOUND when it is missing or belongs to another project.
+ */
+export async function requireBacklink(db: Kysely<Database>, projectId: string, backlinkId: string): Promise<BacklinkRecord> {
+  const row = await db.selectFrom('backlinks').selectAll().where('id', '=', backlinkId).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw notFound('Backlink');
+  return toBacklink(row);
+}
+
+/**
+ * One page of a backlink's checks, newest `checkedAt` first (ties: `id` descending), the exact
+ * number of checks, and `hasCheckError`: the `hasError` of the newest check, false when none
+ * (decisions.md §5).
+ */
+export async function listBacklinkChecks(db: Kysely<Database>, backlinkId: string, limit: number, offset: number) {
+  const newestFirst = db.selectFrom('backlink_checks').where('backlink_id', '=', backlinkId).orderBy('checked_at', 'desc').orderBy('id', 'desc');
+  const [rows, total, newest] = await Promise.all([
+    newestFirst.selectAll().limit(limit).offset(offset).execute(),
+    db.selectFrom('backlink_checks').where('backlink_id', '=', backlinkId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    newestFirst.select('has_error').limit(1).executeTakeFirst(),
+  ]);
+  return { items: rows.map(toBacklinkCheck), total: Number(total.n), hasCheckError: newest?.has_error === 1 };
+}

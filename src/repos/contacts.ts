@@ -1,0 +1,91 @@
+/**
+ * Contacts of a prospect: queries and the row → API mapper (contract §2 "Contact";
+ * decisions.md §11 for the status lists). The write endpoints (verify, contact discovery) reuse
+ * `toContact` and `requireContact`.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { ContactsTable, Database } from '../db/schema.js';
+import { notFound } from '../http/errors.js';
+
+export type ContactRow = Selectable<ContactsTable>;
+
+export interface ContactRecord {
+  id: string;
+  email: string;
+  fullName: string | null;
+  role: string | null;
+  roleCategory: string | null;
+  company: string | null;
+  source: string | null;
+  sourceProvider: string | null;
+  sourceUrl: string | null;
+  sourceReference: string | null;
+  status: ContactRow['status'];
+  verificationStatus: ContactRow['verification_status'];
+  lastVerifiedAt: string | null;
+  suppressionReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const toContact = (row: ContactRow): ContactRecord => ({
+  id: row.id,
+  email: row.email,
+  fullName: row.full_name,
+  role: row.role,
+  roleCategory: row.role_category,
+  company: row.company,
+  source: row.source,
+  sourceProvider: row.source_provider,
+  sourceUrl: row.source_url,
+  sourceReference: row.source_reference,
+  status: row.status,
+  verificationStatus: row.verification_status,
+  lastVerifiedAt: row.last_verified_at,
+  suppressionReason: row.suppression_reason,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/**
+ * One page of the contacts of prospect `prospectId` (already checked to be in the caller's
+ * project), newest `createdAt` first (ties: `id` descending; index `contacts_prospect_order`),
+ * and the exact number of them.
+ */
+export async function listProspectContacts(db: Kysely<Database>, prospectId: string, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    db.selectFrom('contacts').selectAll().where('prospect_id', '=', prospectId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db.selectFrom('contacts').where('prospect_id', '=', prospectId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toContact), total: Number(total.n) };
+}
+
+/** Where a contact must sit: its project (already checked to be the caller's) and, optionally, the site or prospect it was addressed through. */
+export interface ContactParent {
+  projectId: string;
+  siteId?: string;
+  prospectId?: string;
+}
+
+/**
+ * The row of contact `contactId` under `parent`, for callers that need internal columns
+ * (`prospect_id`, `site_id`) as well.
+ * @throws ApiError NOT_FOUND when it is missing or sits under another project, site or prospect
+ * (decisions.md §1: a child through the wrong parent answers like a missing one).
+ */
+export async function requireContactRow(db: Kysely<Database>, parent: ContactParent, contactId: string): Promise<ContactRow> {
+  let query = db.selectFrom('contacts').selectAll().where('id', '=', contactId).where('project_id', '=', parent.projectId);
+  if (parent.siteId !== undefined) query = query.where('site_id', '=', parent.siteId);
+  if (parent.prospectId !== undefined) query = query.where('prospect_id', '=', parent.prospectId);
+  const row = await query.executeTakeFirst();
+  if (!row) throw notFound('Contact');
+  return row;
+}
+
+/**
+ * The contact `contactId` under `parent`, as the API shows it.
+ * @throws ApiError NOT_FOUND as `requireContactRow`.
+ */
+export async function requireContact(db: Kysely<Database>, parent: ContactParent, contactId: string): Promise<ContactRecord> {
+  return toContact(await requireContactRow(db, parent, contactId));
+}

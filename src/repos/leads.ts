@@ -1,0 +1,156 @@
+/**
+ * Leads of a project: queries and the row → API mapper (contract §2 "Lead"; decisions.md §5 for
+ * order and search, §6 for views and redaction).
+ */
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import type { Database, LeadsTable } from '../db/schema.js';
+import { notFound } from '../http/errors.js';
+import type { LEAD_VIEWS } from '../schemas/enums.js';
+import { TRIGRAM_MIN_CHARS, charCount, ftsPhrase } from './prospects.js';
+
+export type LeadRow = Selectable<LeadsTable>;
+export type LeadView = (typeof LEAD_VIEWS)[number];
+
+export interface LeadRecord {
+  id: string;
+  siteId: string;
+  platform: string;
+  sourceContainer: string | null;
+  kind: string | null;
+  title: string | null;
+  body: string | null;
+  authorHandle: string | null;
+  permalink: string | null;
+  score: number;
+  tier: LeadRow['tier'];
+  leadType: LeadRow['lead_type'];
+  sentiment: string | null;
+  evidenceQuote: string | null;
+  reason: string | null;
+  stage: LeadRow['stage'];
+  feedback: string | null;
+  dismissed: boolean;
+  postedAt: string | null;
+  firstSeenAt: string | null;
+  redacted: boolean;
+}
+
+/** Row → API; a redacted lead's `title`, `body` and `evidenceQuote` are null whatever the store holds (decisions.md §6). */
+export const toLead = (row: LeadRow): LeadRecord => {
+  const redacted = row.redacted === 1;
+  return {
+    id: row.id,
+    siteId: row.site_id,
+    platform: row.platform,
+    sourceContainer: row.source_container,
+    kind: row.kind,
+    title: redacted ? null : row.title,
+    body: redacted ? null : row.body,
+    authorHandle: row.author_handle,
+    permalink: row.permalink,
+    score: row.score,
+    tier: row.tier,
+    leadType: row.lead_type,
+    sentiment: row.sentiment,
+    evidenceQuote: redacted ? null : row.evidence_quote,
+    reason: row.reason,
+    stage: row.stage,
+    feedback: row.feedback,
+    dismissed: row.dismissed === 1,
+    postedAt: row.posted_at,
+    firstSeenAt: row.first_seen_at,
+    redacted,
+  };
+};
+
+/** Tiers shown by `view=quality` (decisions.md §6). */
+const QUALITY_TIERS: readonly LeadRow['tier'][] = ['hot', 'warm'];
+
+export interface LeadFilter {
+  /** The caller's project (already checked). */
+  projectId: string;
+  /** A site of that project (already checked); narrows the list to it. */
+  siteId?: string;
+  /** `quality`: not dismissed, tier hot or warm; `all`: not dismissed; `archived`: dismissed. */
+  view: LeadView;
+  stage?: LeadRow['stage'];
+  tier?: LeadRow['tier'];
+  leadType?: LeadRow['lead_type'];
+  /** Exact platform name; empty or absent: no filter. */
+  platform?: string;
+  /** Case-insensitive substring of title, body, authorHandle or evidenceQuote (never of a redacted lead's hidden text); empty or absent: no filter. */
+  search?: string;
+}
+
+/**
+ * The tiers a filter admits: `view=quality` and an explicit `tier` intersect. Undefined means
+ * every tier; an empty list means no lead can match.
+ */
+function admittedTiers(filter: LeadFilter): readonly LeadRow['tier'][] | undefined {
+  if (filter.view !== 'quality') return filter.tier !== undefined ? [filter.tier] : undefined;
+  return filter.tier !== undefined ? QUALITY_TIERS.filter((t) => t === filter.tier) : QUALITY_TIERS;
+}
+
+/**
+ * The WHERE clause of the lead list. Every index on leads starts with (project or site,
+ * [stage | tier,] dismissed) and continues with the list order (score, postedAt, id, all
+ * descending), so SQLite walks one in order and tests the other filters row by row.
+ * Search: a 3+ character term is a rowid set from the trigram table `leads_fts` (which never
+ * holds a redacted lead's text); a 1–2 character one is an ASCII-case-insensitive `instr` that
+ * skips the hidden columns of redacted leads the same way.
+ */
+const leadWhere = (filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undefined) => (eb: ExpressionBuilder<Database, 'leads'>) => {
+  const conditions: Expression<SqlBool>[] = [
+    filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
+    eb('dismissed', '=', filter.view === 'archived' ? 1 : 0),
+  ];
+  if (tiers !== undefined) conditions.push(tiers.length === 1 ? eb('tier', '=', tiers[0]!) : eb('tier', 'in', tiers));
+  if (filter.stage !== undefined) conditions.push(eb('stage', '=', filter.stage));
+  if (filter.leadType !== undefined) conditions.push(eb('lead_type', '=', filter.leadType));
+  if (filter.platform) conditions.push(eb('platform', '=', filter.platform));
+  const term = filter.search;
+  if (term) {
+    conditions.push(
+      charCount(term) >= TRIGRAM_MIN_CHARS
+        ? sql<SqlBool>`leads.rowid IN (SELECT rowid FROM leads_fts WHERE leads_fts MATCH ${ftsPhrase(term)})`
+        : sql<SqlBool>`(instr(lower(author_handle), lower(${term})) > 0 OR (redacted = 0 AND (instr(lower(title), lower(${term})) > 0
+            OR instr(lower(body), lower(${term})) > 0 OR instr(lower(evidence_quote), lower(${term})) > 0)))`,
+    );
+  }
+  return eb.and(conditions);
+};
+
+/**
+ * One page of a project's leads matching `filter`, highest `score` first, then newest
+ * `postedAt` (leads without one last), then `id` descending (decisions.md §5), and the exact
+ * number of matches.
+ */
+export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit: number, offset: number) {
+  const tiers = admittedTiers(filter);
+  if (tiers !== undefined && tiers.length === 0) return { items: [], total: 0 };
+  const where = leadWhere(filter, tiers);
+  const [rows, total] = await Promise.all([
+    db
+      .selectFrom('leads')
+      .selectAll()
+      .where(where)
+      .orderBy('score', 'desc')
+      .orderBy('posted_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db.selectFrom('leads').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toLead), total: Number(total.n) };
+}
+
+/**
+ * The lead `leadId` of project `projectId` (already checked to be the caller's), dismissed or not.
+ * @throws ApiError NOT_FOUND when it is missing or belongs to another project.
+ */
+export async function requireLead(db: Kysely<Database>, projectId: string, leadId: string): Promise<LeadRecord> {
+  const row = await db.selectFrom('leads').selectAll().where('id', '=', leadId).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw notFound('Lead');
+  return toLead(row);
+}

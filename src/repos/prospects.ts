@@ -1,0 +1,138 @@
+/**
+ * Prospects of a project: queries and the row → API mapper (contract §2 "Prospect";
+ * decisions.md §5 for order and search).
+ */
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import type { Database, ProspectsTable } from '../db/schema.js';
+import { notFound } from '../http/errors.js';
+
+export type ProspectRow = Selectable<ProspectsTable>;
+
+export interface ProspectRecord {
+  id: string;
+  siteId: string;
+  sourceJobId: string | null;
+  source: string | null;
+  status: ProspectRow['status'];
+  url: string;
+  normalizedUrl: string | null;
+  canonicalUrl: string | null;
+  domain: string;
+  title: string | null;
+  description: string | null;
+  contentExcerpt: string | null;
+  pageType: string | null;
+  opportunityType: string | null;
+  suggestedPlacement: string | null;
+  contactPaths: Record<string, unknown>[];
+  relevanceScore: number | null;
+  qualityScore: number | null;
+  riskScore: number | null;
+  matchReasons: string[];
+  riskFlags: string[];
+  domainAuthority: number | null;
+  estimatedMonthlyTraffic: number | null;
+  rankingPosition: number | null;
+  rankingKeyword: string | null;
+  crawlStatus: string | null;
+  lastCrawledAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const toProspect = (row: ProspectRow): ProspectRecord => ({
+  id: row.id,
+  siteId: row.site_id,
+  sourceJobId: row.source_job_id,
+  source: row.source,
+  status: row.status,
+  url: row.url,
+  normalizedUrl: row.normalized_url,
+  canonicalUrl: row.canonical_url,
+  domain: row.domain,
+  title: row.title,
+  description: row.description,
+  contentExcerpt: row.content_excerpt,
+  pageType: row.page_type,
+  opportunityType: row.opportunity_type,
+  suggestedPlacement: row.suggested_placement,
+  contactPaths: JSON.parse(row.contact_paths) as Record<string, unknown>[],
+  relevanceScore: row.relevance_score,
+  qualityScore: row.quality_score,
+  riskScore: row.risk_score,
+  matchReasons: JSON.parse(row.match_reasons) as string[],
+  riskFlags: JSON.parse(row.risk_flags) as string[],
+  domainAuthority: row.domain_authority,
+  estimatedMonthlyTraffic: row.estimated_monthly_traffic,
+  rankingPosition: row.ranking_position,
+  rankingKeyword: row.ranking_keyword,
+  crawlStatus: row.crawl_status,
+  lastCrawledAt: row.last_crawled_at,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/** Shortest term the trigram FTS index can answer; shorter terms fall back to a scan. */
+export const TRIGRAM_MIN_CHARS = 3;
+
+/** `term` as one FTS5 phrase: in double quotes, inner quotes doubled, so nothing in it is syntax. */
+export const ftsPhrase = (term: string) => `"${term.replaceAll('"', '""')}"`;
+
+/** Length of `term` in Unicode code points, as the trigram tokenizer counts characters. */
+export const charCount = (term: string) => [...term].length;
+
+export interface ProspectFilter {
+  /** The caller's project (already checked). */
+  projectId: string;
+  /** A site of that project (already checked); narrows the list to it. */
+  siteId?: string;
+  status?: ProspectRow['status'];
+  /** Case-insensitive substring of title, domain, url or description; empty or absent: no filter. */
+  search?: string;
+}
+
+/**
+ * The WHERE clause of the prospect list. Site/project and status are the leading columns of one
+ * of the four `prospects_{project,site}[_status]_order` indexes, which the list walks in order;
+ * a search of 3+ characters is a rowid set from the trigram table `prospects_fts`, and a 1–2
+ * character one (too short for trigrams) an ASCII-case-insensitive `instr` over the same columns.
+ */
+const prospectWhere = (filter: ProspectFilter) => (eb: ExpressionBuilder<Database, 'prospects'>) => {
+  const conditions: Expression<SqlBool>[] = [
+    filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
+  ];
+  if (filter.status !== undefined) conditions.push(eb('status', '=', filter.status));
+  const term = filter.search;
+  if (term) {
+    conditions.push(
+      charCount(term) >= TRIGRAM_MIN_CHARS
+        ? sql<SqlBool>`prospects.rowid IN (SELECT rowid FROM prospects_fts WHERE prospects_fts MATCH ${ftsPhrase(term)})`
+        : sql<SqlBool>`(instr(lower(title), lower(${term})) > 0 OR instr(lower(domain), lower(${term})) > 0
+            OR instr(lower(url), lower(${term})) > 0 OR instr(lower(description), lower(${term})) > 0)`,
+    );
+  }
+  return eb.and(conditions);
+};
+
+/**
+ * One page of a project's prospects matching `filter`, newest `createdAt` first (ties: `id`
+ * descending), and the exact number of matches.
+ */
+export async function listProspects(db: Kysely<Database>, filter: ProspectFilter, limit: number, offset: number) {
+  const where = prospectWhere(filter);
+  const [rows, total] = await Promise.all([
+    db.selectFrom('prospects').selectAll().where(where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db.selectFrom('prospects').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toProspect), total: Number(total.n) };
+}
+
+/**
+ * The prospect `prospectId` of project `projectId` (already checked to be the caller's).
+ * @throws ApiError NOT_FOUND when it is missing or belongs to another project.
+ */
+export async function requireProspect(db: Kysely<Database>, projectId: string, prospectId: string): Promise<ProspectRecord> {
+  const row = await db.selectFrom('prospects').selectAll().where('id', '=', prospectId).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw notFound('Prospect');
+  return toProspect(row);
+}
