@@ -38,6 +38,7 @@ export interface BacklinkCheckRecord {
   checkedAt: string;
 }
 
+/** Row → API (contract §2 "Backlink"); `project_id` stays internal. */
 export const toBacklink = (row: BacklinkRow): BacklinkRecord => ({
   id: row.id,
   siteId: row.site_id,
@@ -53,6 +54,7 @@ export const toBacklink = (row: BacklinkRow): BacklinkRecord => ({
   updatedAt: row.updated_at,
 });
 
+/** Row → API (contract §2 "Backlink check"): 0/1 → booleans, `observed_rel` JSON → array. */
 export const toBacklinkCheck = (row: BacklinkCheckRow): BacklinkCheckRecord => ({
   id: row.id,
   status: row.status,

@@ -28,6 +28,7 @@ export interface ContactRecord {
   updatedAt: string;
 }
 
+/** Row → API (contract §2 "Contact"); the parent ids (`prospect_id`, `site_id`, `project_id`) stay internal. */
 export const toContact = (row: ContactRow): ContactRecord => ({
   id: row.id,
   email: row.email,

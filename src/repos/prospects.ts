@@ -40,6 +40,7 @@ export interface ProspectRecord {
   updatedAt: string;
 }
 
+/** Row → API (contract §2 "Prospect"): JSON columns → arrays; `project_id` stays internal. */
 export const toProspect = (row: ProspectRow): ProspectRecord => ({
   id: row.id,
   siteId: row.site_id,
