@@ -10,6 +10,8 @@ import { openStore, type Store } from './db/connection.js';
 import { migrate } from './db/migrate.js';
 import { createApp, type App } from './http/app.js';
 import { createLogger, type Logger } from './logger.js';
+import { createProviders, type Providers } from './providers/index.js';
+import { createWorkers, type Workers } from './workers/index.js';
 
 export interface RunningServer {
   /** e.g. `http://127.0.0.1:8080` */
@@ -17,6 +19,8 @@ export interface RunningServer {
   port: number;
   app: App;
   store: Store;
+  /** The background workers (outbox, discovery, key purge), running on their timers. */
+  workers: Workers;
   close(): Promise<void>;
 }
 
@@ -26,6 +30,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Use this already-open store instead of opening `config.db`. */
   store?: Store;
+  /** Replace some of the providers the config names (embedding, tests). */
+  providers?: Partial<Providers>;
 }
 
 /** Opens the store, migrates it, and listens on `config.server.host:port` (port 0: any free port). */
@@ -35,10 +41,18 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const logger = options.logger ?? createLogger('info');
   const store = options.store ?? (await openStore(config.db));
   migrate(store);
-  const app = createApp({ config, store, clock, logger });
-  const server: ServerType = await new Promise((resolve, reject) => {
+  const providers: Providers = { ...createProviders(config, logger), ...options.providers };
+  const workers = createWorkers({ store, clock, config, providers, logger });
+  const app = createApp({ config, store, clock, logger, providers, notify: (name) => workers[name].wake() });
+  // Before the first request: recovery of interrupted work must not touch a new request's.
+  workers.start();
+  const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s));
     s.once('error', reject);
+  }).catch(async (error: unknown) => {
+    await workers.stop();
+    providers.mail.close();
+    throw error;
   });
   const port = (server.address() as AddressInfo).port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -47,11 +61,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     port,
     app,
     store,
+    workers,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
+      await workers.stop();
+      providers.mail.close();
       if (!options.store) await store.close();
     },
   };

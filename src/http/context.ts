@@ -9,6 +9,7 @@ import type { Store } from '../db/connection.js';
 import type { AccountRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { SlidingWindowLimiter } from '../limiter/sliding-window.js';
+import type { Providers } from '../providers/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -17,6 +18,13 @@ export interface AppDeps {
   logger: Logger;
   /** Absent when `limits.requestsPerMinute` is 0. */
   limiter?: SlidingWindowLimiter;
+  /** Generator, mail transport, verifier and contact finder chosen by the config. */
+  providers: Providers;
+  /**
+   * Tells a background worker that work was just queued, so it starts now rather than at its
+   * next poll. Optional: without it the work is found on the next poll all the same.
+   */
+  notify?: (worker: 'outbox' | 'discovery') => void;
 }
 
 /** The authenticated caller (set by the auth middleware). */

@@ -3,6 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { registerBacklinks } from './backlinks.js';
 import { registerBlockedDomains } from './blocked-domains.js';
+import { registerContactActions } from './contact-actions.js';
 import { registerDiscoveryJobs } from './discovery-jobs.js';
 import { registerDrafts } from './drafts.js';
 import { registerEmailAccounts } from './email-accounts.js';
@@ -29,4 +30,5 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   registerDiscoveryJobs(app, deps);
   registerEmailAccounts(app, deps);
   registerPipeline(app, deps);
+  registerContactActions(app, deps);
 }

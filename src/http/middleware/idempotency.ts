@@ -1,0 +1,184 @@
+/**
+ * Idempotency keys of write operations (decisions.md §7), after the IETF Idempotency-Key draft.
+ *
+ * A key is scoped to (account, operation), the operation being the method and the route
+ * template with the group form folded (`POST /{group}/{groupId}/sites/{siteId}/…`), since both
+ * path forms address the same records. The request hash is SHA-256 over the resolved path ids
+ * and the canonical JSON of the body (object keys sorted at every level).
+ *
+ * - New key: the key is stored `in_flight`, the operation runs, and its writes commit in ONE
+ *   SQLite transaction with the stored response (`completed`). Work that leaves the process
+ *   (mail, crawling) is only *recorded* by those writes (outbox rows, discovery jobs) and done by
+ *   a worker after the commit, so a crash can neither lose an accepted request nor repeat it.
+ * - Same key, same request: the stored status and body again, with `Idempotent-Replayed: true`.
+ * - Same key, different request: 422 `IDEMPOTENCY_KEY_REUSED` (checked first, even in flight).
+ * - Same key while the first is in flight: 409 `IDEMPOTENCY_CONFLICT`.
+ * - The operation fails (any error, 500 included): the key is released; nothing was stored.
+ * - Keys live 24 h: an expired key counts as unused, and `purgeExpiredKeys` deletes them.
+ */
+import { createHash } from 'node:crypto';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { isoAt, type Clock } from '../../clock.js';
+import type { Store } from '../../db/connection.js';
+import type { IdempotencyKeysTable } from '../../db/schema.js';
+import type { Logger } from '../../logger.js';
+import { ProviderError } from '../../providers/types.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** JSON with object keys sorted at every level, so equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Hex SHA-256 of the path ids and the canonical body. */
+export const requestHash = (ids: Record<string, string>, body: unknown) =>
+  createHash('sha256').update(canonicalJson({ ids, body })).digest('hex');
+
+export interface IdempotentRequest {
+  /** Method and group-folded route template. */
+  operation: string;
+  key: string;
+  /** The resolved ids the path named (record ids, not aliases). */
+  ids: Record<string, string>;
+  /** The validated body. */
+  body: unknown;
+}
+
+export interface Outcome<T> {
+  status: ContentfulStatusCode;
+  data: T;
+}
+
+export interface IdempotentSteps<P, T> {
+  /**
+   * Optional asynchronous work that writes nothing (asking a provider); it runs while the key is
+   * held `in_flight`, so a concurrent retry gets 409.
+   */
+  prepare?: () => Promise<P>;
+  /** The operation's writes, synchronous; they commit in one transaction with the stored response. */
+  commit: (prepared: P, nowIso: string) => Outcome<T>;
+}
+
+type KeyRow = Pick<IdempotencyKeysTable, 'request_hash' | 'state' | 'response_status' | 'response_body' | 'expires_at'>;
+
+/** The idempotency-key store of one database. */
+export class IdempotencyKeys {
+  private readonly select;
+  private readonly insert;
+  private readonly remove;
+  private readonly finish;
+  private readonly purge;
+  private readonly releaseAll;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {
+    const { sqlite } = store;
+    const where = 'WHERE account_id = ? AND operation = ? AND key = ?';
+    this.select = sqlite.prepare(`SELECT request_hash, state, response_status, response_body, expires_at FROM idempotency_keys ${where}`);
+    this.insert = sqlite.prepare(
+      "INSERT INTO idempotency_keys (account_id, operation, key, request_hash, state, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_flight', ?, ?)",
+    );
+    this.remove = sqlite.prepare(`DELETE FROM idempotency_keys ${where}`);
+    this.finish = sqlite.prepare(`UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ? ${where}`);
+    this.purge = sqlite.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?');
+    this.releaseAll = sqlite.prepare("DELETE FROM idempotency_keys WHERE state = 'in_flight'");
+  }
+
+  /**
+   * Runs a write under its key and answers it (see the module comment).
+   * @throws ApiError IDEMPOTENCY_KEY_REUSED (422) or IDEMPOTENCY_CONFLICT (409); whatever the
+   * steps throw, after releasing the key.
+   */
+  async run<P, T>(c: AppContext, request: IdempotentRequest, steps: IdempotentSteps<P, T>): Promise<Response> {
+    const scope = [c.get('caller').account.id, request.operation, request.key] as const;
+    const hash = requestHash(request.ids, request.body);
+    const complete = (prepared: P) => {
+      const outcome = steps.commit(prepared, isoAt(this.clock.now()));
+      const envelope = { ok: true as const, data: outcome.data };
+      this.finish.run(outcome.status, JSON.stringify(envelope), ...scope);
+      return { status: outcome.status, envelope };
+    };
+
+    if (!steps.prepare) {
+      // Nothing to wait for: claim, write and store the response in one transaction.
+      const result = this.store.transaction(() => this.claim(scope, hash) ?? complete(undefined as P));
+      return 'replayed' in result ? this.replay(c, result) : c.json(result.envelope, result.status);
+    }
+    const replayed = this.store.transaction(() => this.claim(scope, hash));
+    if (replayed) return this.replay(c, replayed);
+    try {
+      const prepared = await steps.prepare();
+      const result = this.store.transaction(() => complete(prepared));
+      return c.json(result.envelope, result.status);
+    } catch (error) {
+      this.remove.run(...scope);
+      throw error;
+    }
+  }
+
+  /** Deletes keys older than 24 h; returns how many. */
+  purgeExpired(): number {
+    return Number(this.purge.run(isoAt(this.clock.now())).changes);
+  }
+
+  /**
+   * Releases keys left `in_flight` by a process that stopped mid-request (their operation never
+   * committed, so a retry must run it). Called at start-up, before requests are served.
+   */
+  releaseAbandoned(): number {
+    return Number(this.releaseAll.run().changes);
+  }
+
+  /** Inside a transaction: the stored response to replay, or null after claiming the key `in_flight`. */
+  private claim(scope: readonly [string, string, string], hash: string): { replayed: true; status: number; body: string } | null {
+    const now = this.clock.now();
+    let row = this.select.get(...scope) as KeyRow | undefined;
+    if (row && Date.parse(row.expires_at) <= now) {
+      this.remove.run(...scope);
+      row = undefined;
+    }
+    if (!row) {
+      this.insert.run(...scope, hash, isoAt(now), isoAt(now + IDEMPOTENCY_TTL_MS));
+      return null;
+    }
+    if (row.request_hash !== hash) {
+      throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was already used for a different request; use a new key');
+    }
+    if (row.state === 'in_flight') {
+      throw new ApiError('IDEMPOTENCY_CONFLICT', 'A request with this idempotency key is still being processed; retry later');
+    }
+    return { replayed: true, status: row.response_status!, body: row.response_body! };
+  }
+
+  private replay(c: AppContext, stored: { status: number; body: string }): Response {
+    return c.body(stored.body, stored.status as ContentfulStatusCode, { 'Content-Type': 'application/json', [REPLAYED_HEADER]: 'true' });
+  }
+}
+
+/** `METHOD /{group}/{groupId}<rest>`: the operation name of a grouped write route. */
+export const groupOperation = (method: string, rest: string) => `${method.toUpperCase()} /{group}/{groupId}${rest}`;
+
+/**
+ * For `prepare` steps: a provider failure becomes a 500 (so the key is released and the client
+ * may retry with it), logged with its reason; anything else is rethrown as is.
+ */
+export function providerFailure(logger: Logger, role: string) {
+  return (error: unknown): never => {
+    if (!(error instanceof ProviderError)) throw error;
+    logger.log('warn', `${role} failed`, { error: error.message });
+    throw new ApiError('INTERNAL_ERROR', `The ${role} failed; retry later with the same key`);
+  };
+}

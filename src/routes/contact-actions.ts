@@ -1,0 +1,110 @@
+/**
+ * Contact writes (contract §4 "Find a contact for a prospect", "Verify a contact address";
+ * decisions.md §7, §10), scope `contacts:write`, both path forms, idempotent by `idempotencyKey`.
+ */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps, AppEnv } from '../http/context.js';
+import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
+import { writeAccess } from '../http/middleware/json-body.js';
+import { requireWritablePlan } from '../http/middleware/plan.js';
+import { requireContactRow, toContact, type ContactRow } from '../repos/contacts.js';
+import { requireProject } from '../repos/projects.js';
+import { requireProspect } from '../repos/prospects.js';
+import { requireSite } from '../repos/sites.js';
+import { errorResponses, okResponse } from '../schemas/common.js';
+import { Contact } from '../schemas/resources.js';
+import { ContactDiscoveryResult, ContactIdParam, IdempotentBody, ProspectIdParam, SiteIdParam } from '../schemas/writes.js';
+import { ContactDiscoveryStore, prospectFacts } from '../workers/contact-discovery.js';
+
+const DISCOVERY_PATH = '/prospects/{prospectId}/contact-discovery';
+const VERIFY_PATH = '/sites/{siteId}/contacts/{contactId}/verify';
+const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
+const discoveryRoute = (group: Group, maxBodyBytes: number) =>
+  createRoute({
+    method: 'post',
+    path: groupPath(group, DISCOVERY_PATH),
+    operationId: operationId(group, 'discoverContact'),
+    tags: ['Contacts'],
+    summary: 'Find a contact for a prospect',
+    description:
+      'Scope `contacts:write`; a pro (unexpired) or lifetime plan. Idempotent by `idempotencyKey` (24 h): a retry with the same ' +
+      'key and body replays the first answer with `Idempotent-Replayed: true`. The configured contact finder either answers at ' +
+      'once — `created` (a new contact), `existing` (the prospect already had that address), `not_found` — or, when it must ' +
+      'work outside the service (crawling), answers 202 `queued` with a `contact_discovery` job (subjectType `prospect`) that ' +
+      'is listed with the site\'s discovery jobs and ends `completed` (the contact is then among the prospect\'s contacts) or `failed`.',
+    ...writeAccess('contacts:write', maxBodyBytes),
+    request: { params: groupParams(group, { prospectId: ProspectIdParam }), body: jsonBody(IdempotentBody) },
+    responses: {
+      200: okResponse(ContactDiscoveryResult, 'Outcome `created`, `existing` or `not_found`'),
+      202: okResponse(ContactDiscoveryResult, 'Outcome `queued`: the search continues as `job`'),
+      ...errorResponses('write'),
+    },
+  });
+
+const verifyRoute = (group: Group, maxBodyBytes: number) =>
+  createRoute({
+    method: 'post',
+    path: groupPath(group, VERIFY_PATH),
+    operationId: operationId(group, 'verifyContact'),
+    tags: ['Contacts'],
+    summary: 'Verify a contact address',
+    description:
+      'Scope `contacts:write`; a pro (unexpired) or lifetime plan. Idempotent by `idempotencyKey` (24 h). Asks the configured ' +
+      'verifier and stores its verdict: `verificationStatus` becomes `valid`, `invalid`, `risky` or `unknown`, and `lastVerifiedAt` ' +
+      'is set. The contact must belong to the site (else 404).',
+    ...writeAccess('contacts:write', maxBodyBytes),
+    request: { params: groupParams(group, { siteId: SiteIdParam, contactId: ContactIdParam }), body: jsonBody(IdempotentBody) },
+    responses: { 200: okResponse(Contact, 'The contact with its new verification status'), ...errorResponses('write') },
+  });
+
+export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { store, clock, config, providers } = deps;
+  const keys = new IdempotencyKeys(store, clock);
+  const discovery = new ContactDiscoveryStore(store);
+  const updateVerification = store.sqlite.prepare('UPDATE contacts SET verification_status = ?, last_verified_at = ?, updated_at = ? WHERE id = ?');
+  const contactById = store.sqlite.prepare('SELECT * FROM contacts WHERE id = ?');
+  const { maxBodyBytes } = config.limits;
+
+  for (const group of GROUPS) {
+    app.openapi(discoveryRoute(group, maxBodyBytes), async (c) => {
+      const params = c.req.valid('param');
+      const body = c.req.valid('json');
+      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const prospect = await requireProspect(store.db, project.id, params.prospectId);
+      requireWritablePlan(c, clock);
+      const place = { id: prospect.id, siteId: prospect.siteId, projectId: project.id };
+      const facts = prospectFacts(prospect);
+      const finder = providers.contactFinder;
+      const request = { operation: groupOperation('POST', DISCOVERY_PATH), key: body.idempotencyKey, ids: { projectId: project.id, prospectId: prospect.id }, body };
+      if (finder.defers(facts)) {
+        const response = await keys.run(c, request, {
+          commit: (_: undefined, now) => ({ status: 202, data: { outcome: 'queued' as const, contact: null, job: discovery.enqueue(place, now) } }),
+        });
+        deps.notify?.('discovery');
+        return response as never;
+      }
+      return (await keys.run(c, request, {
+        prepare: () => finder.find(facts).catch(providerFailure(deps.logger, 'contact finder')),
+        commit: (candidates, now) => ({ status: 200, data: { ...discovery.save(place, candidates, finder.name, now), job: null } }),
+      })) as never;
+    });
+
+    app.openapi(verifyRoute(group, maxBodyBytes), async (c) => {
+      const params = c.req.valid('param');
+      const body = c.req.valid('json');
+      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const site = await requireSite(store.db, project.id, params.siteId);
+      const contact = await requireContactRow(store.db, { projectId: project.id, siteId: site.id }, params.contactId);
+      requireWritablePlan(c, clock);
+      return (await keys.run(c, { operation: groupOperation('POST', VERIFY_PATH), key: body.idempotencyKey, ids: { projectId: project.id, siteId: site.id, contactId: contact.id }, body }, {
+        prepare: () => providers.verifier.verify(contact.email).catch(providerFailure(deps.logger, 'address verifier')),
+        commit: (verdict, now) => {
+          updateVerification.run(verdict.status, now, now, contact.id);
+          return { status: 200, data: toContact(contactById.get(contact.id) as ContactRow) };
+        },
+      })) as never;
+    });
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The background workers of the server process: the reply outbox, contact discovery, and the
+ * purge of expired idempotency keys. `startServer` builds, starts and stops them; tests drive
+ * them with `runOnce()` / `drain()` and a fake clock.
+ */
+import { isoAt, type Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Store } from '../db/connection.js';
+import { IdempotencyKeys } from '../http/middleware/idempotency.js';
+import type { Logger } from '../logger.js';
+import type { Providers } from '../providers/index.js';
+import { createDiscoveryWorker, recoverInterruptedJobs } from './contact-discovery.js';
+import { createOutboxWorker } from './outbox.js';
+import { createWorker, type Worker } from './worker.js';
+
+/** How often expired idempotency keys are deleted (they are ignored once expired anyway). */
+export const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+
+export interface Workers {
+  outbox: Worker;
+  discovery: Worker;
+  /** Deletes idempotency keys past their 24 h. */
+  purge: Worker;
+  /** Recovers what a stopped process left mid-way, then starts every timer. */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface WorkerDeps {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  providers: Providers;
+  logger: Logger;
+}
+
+export function createWorkers({ store, clock, config, providers, logger }: WorkerDeps): Workers {
+  const keys = new IdempotencyKeys(store, clock);
+  const outbox = createOutboxWorker({ store, clock, config, mail: providers.mail, logger });
+  const discovery = createDiscoveryWorker({ store, clock, config, finder: providers.contactFinder, logger });
+  const purge = createWorker('idempotency-purge', PURGE_INTERVAL_MS, async () => keys.purgeExpired(), logger);
+  const all = [outbox, discovery, purge];
+  return {
+    outbox,
+    discovery,
+    purge,
+    start() {
+      // No request is served yet: whatever is in flight belongs to a process that is gone.
+      const released = keys.releaseAbandoned();
+      const requeued = recoverInterruptedJobs(store, isoAt(clock.now()));
+      if (released || requeued) logger.log('info', 'recovered interrupted work', { releasedIdempotencyKeys: released, requeuedJobs: requeued });
+      for (const worker of all) worker.start();
+    },
+    async stop() {
+      await Promise.all(all.map((w) => w.stop()));
+    },
+  };
+}

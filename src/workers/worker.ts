@@ -1,0 +1,60 @@
+/**
+ * A background worker of the server process: a `step` that does a batch of due work and says how
+ * much it did, run on an interval timer in production and driven by hand in tests.
+ *
+ * Runs never overlap: `runOnce` queues behind a run in progress. Timers are unref'd, so a worker
+ * never keeps the process alive, and `stop()` waits for the run in progress.
+ */
+import type { Logger } from '../logger.js';
+
+export interface Worker {
+  readonly name: string;
+  /** One pass over due work; resolves with the number of items handled. */
+  runOnce(): Promise<number>;
+  /** Passes until one finds nothing due (work scheduled for later, by the clock, is left). */
+  drain(): Promise<void>;
+  /** Starts the interval timer (idempotent). */
+  start(): void;
+  /** Asks for a pass now, without waiting for it (e.g. right after work was queued). */
+  wake(): void;
+  /** Stops the timer and waits for the pass in progress. */
+  stop(): Promise<void>;
+}
+
+export function createWorker(name: string, intervalMs: number, step: () => Promise<number>, logger: Logger): Worker {
+  let tail: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  const runOnce = (): Promise<number> => {
+    const run = tail.then(() => (stopped ? 0 : step()));
+    tail = run.catch(() => undefined);
+    return run;
+  };
+  const background = () => {
+    runOnce().catch((error: unknown) => logger.log('error', 'background worker failed', { worker: name, error: error instanceof Error ? error.message : String(error) }));
+  };
+
+  return {
+    name,
+    runOnce,
+    async drain() {
+      while ((await runOnce()) > 0);
+    },
+    start() {
+      if (timer || stopped) return;
+      timer = setInterval(background, intervalMs);
+      timer.unref();
+      background();
+    },
+    wake() {
+      if (!stopped) background();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await tail;
+    },
+  };
+}
