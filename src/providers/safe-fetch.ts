@@ -20,6 +20,8 @@ export interface SafeFetchOptions {
   maxRedirects: number;
   maxBytes: number;
   timeoutMs: number;
+  /** The address policy when private networks are not allowed; default `isForbiddenAddress`. */
+  isForbidden?: (address: string) => boolean;
 }
 
 export interface FetchedPage {
@@ -40,21 +42,32 @@ for (const [net, prefix] of [
   ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
 
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted quad included). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase().replace(/%.*$/, '');
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((g) => parseInt(g, 16));
+}
+
 /** True for an address a crawler must not reach by default (see the module comment). */
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return BLOCKED.check(address, 'ipv4');
   if (family !== 6) return true;
-  const lower = address.toLowerCase();
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible and NAT64 (64:ff9b::/96) forms carry an IPv4 target.
-  const embedded = /^(?:::ffff:(?:0:)?|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)?.[1];
-  if (embedded) return BLOCKED.check(embedded, 'ipv4');
-  const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hexMapped) {
-    const [hi, lo] = [parseInt(hexMapped[1]!, 16), parseInt(hexMapped[2]!, 16)];
-    return BLOCKED.check(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, 'ipv4');
-  }
-  return BLOCKED.check(lower, 'ipv6');
+  const g = ipv6Groups(address);
+  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
+  // IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96) and NAT64 (64:ff9b::/96) addresses carry an IPv4 target.
+  const embedsIpv4 = (zeroUpTo(5) && g[5] === 0xffff) || (zeroUpTo(6) && (g[6] ?? 0) > 0) || (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0));
+  if (embedsIpv4) return BLOCKED.check(`${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`, 'ipv4');
+  return BLOCKED.check(address.replace(/%.*$/, ''), 'ipv6');
 }
 
 const refused = (host: string) => new ProviderError(`refused to fetch ${host}: a private, loopback or reserved address`, false);
@@ -62,12 +75,12 @@ const refused = (host: string) => new ProviderError(`refused to fetch ${host}: a
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A `lookup` for http.request that refuses forbidden targets. */
-function guardedLookup(allowPrivate: boolean) {
+function guardedLookup(forbidden: (address: string) => boolean) {
   return (hostname: string, options: { all?: boolean; family?: number } | number, callback: LookupCallback) => {
     const opts = typeof options === 'number' ? { family: options } : options;
     dnsLookup(hostname, { family: opts.family ?? 0, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      if (!allowPrivate && addresses.some((a) => isForbiddenAddress(a.address))) return callback(refused(hostname) as NodeJS.ErrnoException, []);
+      if (addresses.some((a) => forbidden(a.address))) return callback(refused(hostname) as NodeJS.ErrnoException, []);
       if (opts.all) return callback(null, addresses);
       const first = addresses[0];
       if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
@@ -83,12 +96,13 @@ function guardedLookup(allowPrivate: boolean) {
  */
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<FetchedPage> {
   const signal = AbortSignal.timeout(options.timeoutMs);
+  const forbidden = options.allowPrivateNetworks ? () => false : (options.isForbidden ?? isForbiddenAddress);
   let current = new URL(url);
   for (let hop = 0; ; hop++) {
     if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new ProviderError(`refused to fetch a ${current.protocol} URL`, false);
     const host = current.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && !options.allowPrivateNetworks && isForbiddenAddress(host)) throw refused(host);
-    const response = await get(current, options, signal);
+    if (isIP(host) && forbidden(host)) throw refused(host);
+    const response = await get(current, forbidden, options.timeoutMs, signal);
     const location = response.headers.location;
     if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
       response.resume();
@@ -103,19 +117,19 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
   }
 }
 
-function get(target: URL, options: SafeFetchOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+function get(target: URL, forbidden: (address: string) => boolean, timeoutMs: number, signal: AbortSignal): Promise<http.IncomingMessage> {
   const client = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const request = client.get(
       target,
       {
-        lookup: guardedLookup(options.allowPrivateNetworks) as unknown as http.RequestOptions['lookup'],
+        lookup: guardedLookup(forbidden) as unknown as http.RequestOptions['lookup'],
         signal,
         headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'user-agent': 'outreach-api contact finder' },
       },
       resolve,
     );
-    request.on('error', (error) => reject(toProviderError(error, target, signal, options.timeoutMs)));
+    request.on('error', (error) => reject(toProviderError(error, target, signal, timeoutMs)));
   });
 }
 

@@ -57,7 +57,6 @@ export function createBuiltinVerifier(options: BuiltinVerifierOptions): Verifier
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), options.dnsTimeoutMs);
-      timer.unref();
     });
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
   };
