@@ -143,8 +143,8 @@ export function createBuiltinFinder(): ContactFinder {
  * The crawling finder: always deferred to a discovery job (the request never waits on the
  * network). Fetches the prospect's `url` and the http(s) `url`s of its contact paths (relative
  * ones against the prospect's url; at most 5 pages) and adds their addresses to the stored ones.
- * @throws ProviderError when no page could be fetched (retryable unless every failure was final,
- * such as a refused private address).
+ * @throws ProviderError when no page could be fetched: retryable when some failure was (a timeout,
+ * a 5xx); when every failure was final (a refused private address) only if nothing is stored either.
  */
 export function createCrawlFinder(options: SafeFetchOptions, fetchPage: (url: string, o: SafeFetchOptions) => Promise<FetchedPage> = safeFetch): ContactFinder {
   return {
@@ -173,8 +173,10 @@ export function createCrawlFinder(options: SafeFetchOptions, fetchPage: (url: st
           failures.push(error instanceof ProviderError ? error : new ProviderError('fetching a page failed'));
         }
       }
-      if (fetched === 0 && failures.length > 0 && found.length === 0) {
-        throw new ProviderError(failures[0]!.message, failures.some((f) => f.retryable));
+      if (fetched === 0 && failures.length > 0) {
+        // Nothing could be read: try again later if that may help, else settle for what is stored.
+        const retryable = failures.find((f) => f.retryable);
+        if (retryable || found.length === 0) throw new ProviderError((retryable ?? failures[0]!).message, retryable !== undefined);
       }
       return rankCandidates(found, prospect.domain);
     },
