@@ -21,8 +21,24 @@ interface NodeDatabase {
   close(): void;
 }
 
-// Plain objects are named parameters; node:sqlite wants them as the first argument too.
-const normalise = (params: unknown[]) => params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+const isNamed = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value);
+
+/**
+ * better-sqlite3's binding rules in node:sqlite's terms. better-sqlite3 spreads array arguments
+ * (Kysely always passes its parameters as one array) and takes one plain object of named
+ * parameters anywhere; node:sqlite binds an array as nothing and wants the object first.
+ * Booleans become 1/0, which node:sqlite would refuse.
+ */
+function normalise(params: unknown[]): unknown[] {
+  let named: Record<string, unknown> | undefined;
+  const anonymous: unknown[] = [];
+  for (const param of params.flat()) {
+    if (isNamed(param)) named = param;
+    else anonymous.push(typeof param === 'boolean' ? Number(param) : param);
+  }
+  return named ? [named, ...anonymous] : anonymous;
+}
 
 export function openNodeSqlite(path: string): SqliteHandle {
   const require = createRequire(import.meta.url);

@@ -1,0 +1,270 @@
+/**
+ * End-to-end smoke test of a built or ported server: starts it on a fresh demo database, waits
+ * for the first answered request and checks a read, a list, a write and the OpenAPI document.
+ * Builds nothing: `npm run build` first for the executable.
+ *
+ *   node --import tsx test/smoke/smoke.ts --exe dist/outreach-api
+ *     copies the executable alone into an empty temp directory and runs it from there with
+ *     PATH holding no node, HOME unwritable (the SQLite addon must go to TMPDIR) and no other env;
+ *   node --import tsx test/smoke/smoke.ts -- deno run --allow-all src/main.ts
+ *     runs the given command line from the current directory (the checkout).
+ *
+ * `serve --demo --port <free port> --db <temp>/smoke.db` is appended to the command either way.
+ * Prints one line per check and `smoke: N passed, M failed`; exits 1 on any failure.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+
+const START_TIMEOUT_MS = 60_000;
+const DRAFT_PATH = '/projects/{projectId}/sites/{siteId}/drafts/{draftId}';
+
+interface Launch {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Set for the executable: where its SQLite addon must be cached. */
+  tmp?: string;
+}
+
+interface Envelope {
+  ok?: boolean;
+  data?: unknown;
+  error?: { code?: string; message?: string };
+}
+
+const results: { name: string; ok: boolean; note: string }[] = [];
+function record(name: string, ok: boolean, note = ''): void {
+  results.push({ name, ok, note });
+  process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${name}${note ? `: ${note}` : ''}\n`);
+}
+
+/** Runs `fn` as check `name`; a thrown error is its failure message. */
+async function check(name: string, fn: () => Promise<string | void>): Promise<void> {
+  try {
+    record(name, true, (await fn()) ?? '');
+  } catch (error) {
+    record(name, false, (error as Error).message);
+  }
+}
+
+function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** Parses `--exe PATH` or `-- COMMAND ARGS…` into how to start the server. */
+function launchFrom(argv: string[], work: string): Launch {
+  if (argv[0] === '--exe' && argv[1]) {
+    const bin = join(work, 'bin');
+    const run = join(work, 'run');
+    const home = join(work, 'home');
+    const tmp = join(work, 'tmp');
+    for (const dir of [bin, run, home, tmp]) mkdirSync(dir);
+    const exe = join(bin, basename(argv[1]));
+    copyFileSync(resolve(argv[1]), exe);
+    chmodSync(exe, 0o755);
+    chmodSync(home, 0o555);
+    // root writes through 0555; nobody can create anything in /proc.
+    const unwritableHome = process.getuid?.() === 0 ? '/proc' : home;
+    return { command: exe, args: [], cwd: run, env: { PATH: join(work, 'empty-path'), HOME: unwritableHome, TMPDIR: tmp }, tmp };
+  }
+  const dash = argv.indexOf('--');
+  const commandLine = dash >= 0 ? argv.slice(dash + 1) : [];
+  if (commandLine.length === 0) throw new Error('usage: smoke.ts --exe PATH | smoke.ts -- COMMAND [ARGS…]');
+  return { command: commandLine[0]!, args: commandLine.slice(1), cwd: process.cwd(), env: process.env };
+}
+
+/** Stops the server's whole process group (npx and the like spawn children); waits for exit. */
+async function stop(child: ChildProcess, exited: Promise<number | null>): Promise<number | null> {
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, sig);
+    } catch {
+      // Already gone.
+    }
+  };
+  signal('SIGTERM');
+  const code = await Promise.race([exited, sleep(5000).then(() => 'timeout' as const)]);
+  if (code !== 'timeout') return code;
+  signal('SIGKILL');
+  await exited;
+  throw new Error('did not stop within 5 s of SIGTERM');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const work = mkdtempSync(join(tmpdir(), 'outreach-smoke-'));
+  const launch = launchFrom(argv, work);
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const api = `${origin}/api/public/v1`;
+  const args = [...launch.args, 'serve', '--demo', '--port', String(port), '--db', join(work, 'smoke.db')];
+  process.stdout.write(`smoke: ${[launch.command, ...args].join(' ')}\n`);
+
+  const started = performance.now();
+  const child = spawn(launch.command, args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let running = true;
+  const exited = new Promise<number | null>((done) => {
+    child.once('exit', (code) => {
+      running = false;
+      done(code);
+    });
+    child.once('error', (error) => {
+      output += `${error.message}\n`;
+      running = false;
+      done(null);
+    });
+  });
+
+  let token = '';
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${api}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await response.text();
+    let json: Envelope = {};
+    try {
+      json = JSON.parse(text) as Envelope;
+    } catch {
+      // Reported below through the status and `ok`.
+    }
+    return { status: response.status, json, text: text.slice(0, 300) };
+  };
+  const okData = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const { status, json, text } = await call(method, path, body);
+    assert(status === 200 && json.ok === true, `${method} ${path} → ${status} ${text}`);
+    return json.data as T;
+  };
+  const listOf = async <T>(path: string): Promise<T[]> => {
+    const data = await okData<{ data?: T[] }>('GET', path);
+    assert(Array.isArray(data.data), `GET ${path}: no data array`);
+    return data.data;
+  };
+
+  try {
+    await check('start', async () => {
+      for (;;) {
+        assert(running, `exited before answering:\n${output}`);
+        assert(performance.now() - started < START_TIMEOUT_MS, `no answer within ${START_TIMEOUT_MS} ms:\n${output}`);
+        try {
+          await fetch(`${api}/me`);
+          break;
+        } catch {
+          await sleep(10);
+        }
+      }
+      const answeredMs = performance.now() - started;
+      while (!/demo token[^:\n]*:\s*(\S+)/.test(output) && running && performance.now() - started < answeredMs + 5000) await sleep(10);
+      token = /demo token[^:\n]*:\s*(\S+)/.exec(output)?.[1] ?? '';
+      assert(token, `answered, but printed no demo token:\n${output}`);
+      return `first answer after ${Math.round(answeredMs)} ms`;
+    });
+    // Without a token the other checks cannot run; the start failure says why.
+    if (token) {
+      await check('me', async () => {
+        const me = await okData<{ owner?: { id?: string }; token?: { lastUsedAt?: string | null } }>('GET', '/me');
+        assert(me.owner?.id, 'no owner in /me');
+        return `account ${me.owner.id}`;
+      });
+
+      let projects: { id: string }[] = [];
+      await check('list', async () => {
+        projects = await listOf<{ id: string }>('/projects');
+        assert(projects.length > 0, 'the demo data has no project');
+        return `${projects.length} project(s)`;
+      });
+
+      let documented = false;
+      await check('openapi', async () => {
+        const response = await fetch(`${origin}/api/public/openapi.json`);
+        const doc = (await response.json()) as { openapi?: string; paths?: Record<string, Record<string, unknown>> };
+        assert(response.status === 200 && doc.openapi?.startsWith('3.'), `GET /api/public/openapi.json → ${response.status}`);
+        assert(doc.paths?.['/me'], 'the document has no /me');
+        documented = Boolean(doc.paths[DRAFT_PATH]?.patch);
+        return `${Object.keys(doc.paths).length} paths`;
+      });
+
+      await check('write', async () => {
+        if (!documented) {
+          // Until the drafts endpoints exist: the token's last-used time is the one write a request makes.
+          const me = await okData<{ token?: { lastUsedAt?: string | null } }>('GET', '/me');
+          const at = Date.parse(me.token?.lastUsedAt ?? '');
+          assert(Math.abs(Date.now() - at) < 120_000, `token lastUsedAt not recorded: ${me.token?.lastUsedAt}`);
+          return `PATCH ${DRAFT_PATH} not in the OpenAPI document yet; checked the token's lastUsedAt update instead`;
+        }
+        let target: { project: string; site: string; draft: string } | undefined;
+        search: for (const project of projects) {
+          for (const site of await listOf<{ id: string }>(`/projects/${project.id}/sites`)) {
+            const [draft] = await listOf<{ id: string }>(`/projects/${project.id}/sites/${site.id}/drafts`);
+            if (draft) {
+              target = { project: project.id, site: site.id, draft: draft.id };
+              break search;
+            }
+          }
+        }
+        assert(target, 'the demo data has no draft to edit');
+        const base = `/projects/${target.project}/sites/${target.site}/drafts`;
+        const edit = { subject: `Smoke test ${Date.now()}`, body: 'Written by test/smoke/smoke.ts.' };
+        const patched = await okData<{ subject?: string; body?: string }>('PATCH', `${base}/${target.draft}`, edit);
+        assert(patched.subject === edit.subject && patched.body === edit.body, `PATCH answered ${JSON.stringify(patched).slice(0, 200)}`);
+        const reread = (await listOf<{ id: string; subject?: string }>(base)).find((d) => d.id === target.draft);
+        assert(reread?.subject === edit.subject, 'the edit is not in the drafts list afterwards');
+        return `PATCH ${base}/${target.draft}`;
+      });
+    }
+
+    if (token && launch.tmp) {
+      await check('native cache', async () => {
+        const root = join(launch.tmp!, `outreach-api-${process.getuid?.() ?? 'user'}`);
+        const [leaf] = readdirSync(root);
+        assert(leaf, `nothing cached under ${root}`);
+        const file = join(root, leaf, 'better_sqlite3.node');
+        const dirMode = statSync(join(root, leaf)).mode & 0o777;
+        const fileMode = statSync(file).mode & 0o777;
+        assert(dirMode === 0o700 && fileMode === 0o500, `modes ${dirMode.toString(8)} / ${fileMode.toString(8)}, want 700 / 500`);
+        return `${file.slice(launch.tmp!.length + 1)} (HOME unwritable)`;
+      });
+    }
+  } finally {
+    if (running) {
+      await check('stop', async () => {
+        const code = await stop(child, exited);
+        assert(code === 0 || code === null, `exit code ${code}`);
+      });
+    } else record('stop', false, `the server had exited:\n${output}`);
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const failed = results.filter((r) => !r.ok).length;
+  process.stdout.write(`smoke: ${results.length - failed} passed, ${failed} failed\n`);
+  return failed ? 1 : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`smoke: ${(error as Error).message}\n`);
+    process.stdout.write('smoke: 0 passed, 1 failed\n');
+    process.exit(1);
+  },
+);
