@@ -4,6 +4,7 @@ import type { AppDeps, AppEnv } from '../http/context.js';
 import { registerBacklinks } from './backlinks.js';
 import { registerBlockedDomains } from './blocked-domains.js';
 import { registerContactActions } from './contact-actions.js';
+import { registerDraftEdits } from './draft-edits.js';
 import { registerDiscoveryJobs } from './discovery-jobs.js';
 import { registerDrafts } from './drafts.js';
 import { registerEmailAccounts } from './email-accounts.js';
@@ -13,6 +14,7 @@ import { registerMe } from './me.js';
 import { registerPipeline } from './pipeline.js';
 import { registerProjects } from './projects.js';
 import { registerProspects } from './prospects.js';
+import { registerReplies } from './replies.js';
 import { registerSites } from './sites.js';
 import { registerThreads } from './threads.js';
 
@@ -30,5 +32,7 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   registerDiscoveryJobs(app, deps);
   registerEmailAccounts(app, deps);
   registerPipeline(app, deps);
+  registerDraftEdits(app, deps);
+  registerReplies(app, deps);
   registerContactActions(app, deps);
 }

@@ -24,8 +24,9 @@ export const DraftEditBody = z
 
 export const RegenerateHeaders = z.object({
   'idempotency-key': length('Idempotency-Key', 8, 120).openapi({
-    param: { name: 'Idempotency-Key', in: 'header', required: true },
-    description: 'A stable key for safely retrying the operation: kept 24 h per account and operation',
+    // Lower case: Hono hands header names to the validator lower-cased (header names are case-insensitive).
+    param: { name: 'idempotency-key', in: 'header', required: true },
+    description: '`Idempotency-Key`: a stable key for safely retrying the operation, kept 24 h per account and operation',
     example: 'regen-2026-03-01-0001',
   }),
 });

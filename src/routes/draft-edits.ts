@@ -1,0 +1,193 @@
+/**
+ * Draft writes (contract §4 "Edit draft", "Regenerate draft"; decisions.md §7, §10), scope
+ * `outreach:write`, both path forms. The edit is naturally idempotent (it sets values) and takes
+ * no key; regenerate is idempotent by the `Idempotency-Key` header.
+ */
+import { createRoute, type OpenAPIHono, type z } from '@hono/zod-openapi';
+import type { Kysely } from 'kysely';
+import { notFound } from '../http/errors.js';
+import type { Database } from '../db/schema.js';
+import { isoAt } from '../clock.js';
+import type { DraftMessagesTable } from '../db/schema.js';
+import type { AppDeps, AppEnv } from '../http/context.js';
+import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
+import { writeAccess } from '../http/middleware/json-body.js';
+import { requireWritablePlan } from '../http/middleware/plan.js';
+import { requireContactRow } from '../repos/contacts.js';
+import { requireProject } from '../repos/projects.js';
+import { requireProspect } from '../repos/prospects.js';
+import { requireSite } from '../repos/sites.js';
+import { newId } from '../repos/tokens.js';
+import { errorResponses, okResponse } from '../schemas/common.js';
+import { Draft } from '../schemas/resources.js';
+import { DraftEditBody, DraftIdParam, RegenerateBody, RegenerateHeaders, SiteIdParam } from '../schemas/writes.js';
+
+// TEMPORARY until src/repos/drafts.ts lands: the draft mapper and loader of the read routes.
+type DraftRecord = z.infer<typeof Draft>;
+const toDraftMessage = (row: DraftMessagesTable) => ({
+  id: row.id,
+  subject: row.subject,
+  body: row.body,
+  personalization: JSON.parse(row.personalization) as Record<string, unknown>,
+  groundingSummary: row.grounding_summary,
+  generationProvider: row.generation_provider,
+  generationModel: row.generation_model,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+async function requireDraft(db: Kysely<Database>, siteId: string, draftId: string): Promise<DraftRecord> {
+  const d = await db.selectFrom('drafts').selectAll().where('id', '=', draftId).where('site_id', '=', siteId).executeTakeFirst();
+  if (!d) throw notFound('Draft');
+  const [message, prospect, contact] = await Promise.all([
+    d.message_id ? db.selectFrom('draft_messages').selectAll().where('id', '=', d.message_id).executeTakeFirst() : undefined,
+    db.selectFrom('prospects').select(['id', 'title', 'url', 'domain']).where('id', '=', d.prospect_id).executeTakeFirstOrThrow(),
+    db.selectFrom('contacts').select(['id', 'full_name', 'email', 'role', 'company']).where('id', '=', d.contact_id).executeTakeFirstOrThrow(),
+  ]);
+  return {
+    id: d.id, prospectId: d.prospect_id, contactId: d.contact_id, status: d.status, purpose: d.purpose, starredAt: d.starred_at,
+    createdAt: d.created_at, updatedAt: d.updated_at, message: message ? toDraftMessage(message) : null, prospect,
+    contact: { id: contact.id, fullName: contact.full_name, email: contact.email, role: contact.role, company: contact.company },
+  };
+}
+
+const DRAFT_PATH = '/sites/{siteId}/drafts/{draftId}';
+const REGENERATE_PATH = `${DRAFT_PATH}/regenerate`;
+const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
+const editRoute = (group: Group, maxBodyBytes: number) =>
+  createRoute({
+    method: 'patch',
+    path: groupPath(group, DRAFT_PATH),
+    operationId: operationId(group, 'updateDraft'),
+    tags: ['Drafts'],
+    summary: 'Edit a draft',
+    description:
+      'Scope `outreach:write`; a pro (unexpired) or lifetime plan. Replaces the subject and body of the draft\'s current message ' +
+      'and advances the draft\'s and the message\'s `updatedAt`. Naturally idempotent: no key.',
+    ...writeAccess('outreach:write', maxBodyBytes),
+    request: { params: groupParams(group, { siteId: SiteIdParam, draftId: DraftIdParam }), body: jsonBody(DraftEditBody) },
+    responses: { 200: okResponse(Draft, 'The updated draft'), ...errorResponses('write') },
+  });
+
+const regenerateRoute = (group: Group, maxBodyBytes: number) =>
+  createRoute({
+    method: 'post',
+    path: groupPath(group, REGENERATE_PATH),
+    operationId: operationId(group, 'regenerateDraft'),
+    tags: ['Drafts'],
+    summary: 'Regenerate a draft',
+    description:
+      'Scope `outreach:write`; a pro (unexpired) or lifetime plan. The configured generator writes a new message grounded in the ' +
+      'prospect, the contact, the site and `instruction`; it becomes the draft\'s current message, and `generationProvider`, ' +
+      '`generationModel` and `groundingSummary` say how it was made. Idempotent by the `Idempotency-Key` header (24 h): the same ' +
+      'key and body replay the first answer with `Idempotent-Replayed: true`; another body is 422 IDEMPOTENCY_KEY_REUSED; while ' +
+      'the first is running, 409 IDEMPOTENCY_CONFLICT.',
+    ...writeAccess('outreach:write', maxBodyBytes),
+    request: {
+      params: groupParams(group, { siteId: SiteIdParam, draftId: DraftIdParam }),
+      headers: RegenerateHeaders,
+      body: jsonBody(RegenerateBody),
+    },
+    responses: { 200: okResponse(Draft, 'The draft with its new message'), ...errorResponses('write') },
+  });
+
+export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { store, clock, config, providers } = deps;
+  const keys = new IdempotencyKeys(store, clock);
+  const { sqlite } = store;
+  const editMessage = sqlite.prepare('UPDATE draft_messages SET subject = ?, body = ?, updated_at = ? WHERE id = ?');
+  const insertMessage = sqlite.prepare(`INSERT INTO draft_messages (id, draft_id, subject, body, personalization, grounding_summary,
+    generation_provider, generation_model, created_at, updated_at)
+    VALUES (@id, @draft_id, @subject, @body, @personalization, @grounding_summary, @generation_provider, @generation_model, @created_at, @updated_at)`);
+  const pointDraft = sqlite.prepare('UPDATE drafts SET message_id = ?, updated_at = ? WHERE id = ?');
+  const { maxBodyBytes } = config.limits;
+
+  const newMessage = (draftId: string, fields: Pick<DraftMessagesTable, 'subject' | 'body'> & Partial<DraftMessagesTable>, now: string): DraftMessagesTable => {
+    const row: DraftMessagesTable = {
+      id: newId('dmsg'),
+      draft_id: draftId,
+      personalization: '{}',
+      grounding_summary: null,
+      generation_provider: null,
+      generation_model: null,
+      created_at: now,
+      updated_at: now,
+      ...fields,
+    };
+    insertMessage.run(row);
+    pointDraft.run(row.id, now, draftId);
+    return row;
+  };
+
+  for (const group of GROUPS) {
+    app.openapi(editRoute(group, maxBodyBytes), async (c) => {
+      const params = c.req.valid('param');
+      const { subject, body } = c.req.valid('json');
+      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const site = await requireSite(store.db, project.id, params.siteId);
+      const draft = await requireDraft(store.db, site.id, params.draftId);
+      requireWritablePlan(c, clock);
+      store.transaction(() => {
+        const now = isoAt(clock.now());
+        // A draft without a message (possible in imported data) gets its first one.
+        if (draft.message) {
+          editMessage.run(subject, body, now, draft.message.id);
+          pointDraft.run(draft.message.id, now, draft.id);
+        } else newMessage(draft.id, { subject, body }, now);
+      });
+      return c.json({ ok: true as const, data: await requireDraft(store.db, site.id, draft.id) }, 200);
+    });
+
+    app.openapi(regenerateRoute(group, maxBodyBytes), async (c) => {
+      const params = c.req.valid('param');
+      const { instruction } = c.req.valid('json');
+      const key = c.req.valid('header')['idempotency-key'];
+      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const site = await requireSite(store.db, project.id, params.siteId);
+      const draft: DraftRecord = await requireDraft(store.db, site.id, params.draftId);
+      requireWritablePlan(c, clock);
+      const [prospect, contact] = await Promise.all([
+        requireProspect(store.db, project.id, draft.prospectId),
+        requireContactRow(store.db, { projectId: project.id }, draft.contactId),
+      ]);
+      const request = { operation: groupOperation('POST', REGENERATE_PATH), key, ids: { projectId: project.id, siteId: site.id, draftId: draft.id }, body: { instruction } };
+      return (await keys.run(c, request, {
+        prepare: () =>
+          providers.generator
+            .generate({
+              site: { name: site.name, domain: site.domain, url: site.url },
+              prospect: {
+                title: prospect.title,
+                url: prospect.url,
+                domain: prospect.domain,
+                description: prospect.description,
+                contentExcerpt: prospect.contentExcerpt,
+                opportunityType: prospect.opportunityType,
+                suggestedPlacement: prospect.suggestedPlacement,
+              },
+              contact: { fullName: contact.full_name, email: contact.email, role: contact.role, company: contact.company },
+              purpose: draft.purpose,
+              instruction,
+              previous: draft.message ? { subject: draft.message.subject, body: draft.message.body } : null,
+            })
+            .catch(providerFailure(deps.logger, 'message generator')),
+        commit: (generated, now) => {
+          const row = newMessage(
+            draft.id,
+            {
+              subject: generated.subject,
+              body: generated.body,
+              personalization: JSON.stringify(generated.personalization),
+              grounding_summary: generated.groundingSummary,
+              generation_provider: generated.provider,
+              generation_model: generated.model,
+            },
+            now,
+          );
+          return { status: 200, data: { ...draft, updatedAt: now, message: toDraftMessage(row) } };
+        },
+      })) as never;
+    });
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Reply to a thread (contract §4 "Reply to thread"; decisions.md §7, §10), scope
+ * `outreach:send`, both path forms, idempotent by `idempotencyKey`. The reply is queued in the
+ * outbox in the same transaction as its idempotency record and delivered by the outbox worker
+ * (`src/workers/outbox.ts`); its `status` moves queued → sent or failed in the thread's messages.
+ */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps, AppEnv } from '../http/context.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { notFound, validationError } from '../http/errors.js';
+import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { IdempotencyKeys, groupOperation } from '../http/middleware/idempotency.js';
+import { writeAccess } from '../http/middleware/json-body.js';
+import { requireWritablePlan } from '../http/middleware/plan.js';
+import { requireProject } from '../repos/projects.js';
+import { requireSite } from '../repos/sites.js';
+import { errorResponses, okResponse } from '../schemas/common.js';
+import { ReplyResult } from '../schemas/resources.js';
+import { ReplyBody, SiteIdParam, ThreadIdParam } from '../schemas/writes.js';
+import { Outbox } from '../workers/outbox.js';
+
+// TEMPORARY until src/repos/threads.ts lands: the thread lookup of the read routes.
+async function requireThread(db: Kysely<Database>, siteId: string, idOrThreadId: string) {
+  const t = await db
+    .selectFrom('threads')
+    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
+    .innerJoin('prospects', 'prospects.id', 'threads.prospect_id')
+    .select(['threads.id', 'contacts.email', 'prospects.title', 'prospects.domain'])
+    .where('threads.site_id', '=', siteId)
+    .where((eb) => eb.or([eb('threads.id', '=', idOrThreadId), eb('threads.provider_thread_id', '=', idOrThreadId)]))
+    .executeTakeFirst();
+  if (!t) throw notFound('Thread');
+  return { id: t.id, contact: { email: t.email }, prospect: { title: t.title, domain: t.domain } };
+}
+
+const REPLY_PATH = '/sites/{siteId}/threads/{threadId}/replies';
+
+const replyRoute = (group: Group, maxBodyBytes: number) =>
+  createRoute({
+    method: 'post',
+    path: groupPath(group, REPLY_PATH),
+    operationId: operationId(group, 'replyToThread'),
+    tags: ['Threads'],
+    summary: 'Reply to a thread',
+    description:
+      'Scope `outreach:send`; a pro (unexpired) or lifetime plan. Accepts the reply for delivery and answers 202 ' +
+      '`{ threadId, status: "queued" }`; the thread\'s `outboundCount` and `lastOutboundAt` move at once. The message is sent to ' +
+      'the thread\'s contact (and `ccEmails`) from the site\'s first active sender by the configured mail transport, with retries; ' +
+      'it then shows `sent` or `failed` among the thread\'s messages. A site without an active sender is 422. `{threadId}` is ' +
+      'the thread\'s id or its `threadId`. Idempotent by `idempotencyKey` (24 h).',
+    ...writeAccess('outreach:send', maxBodyBytes),
+    request: {
+      params: groupParams(group, { siteId: SiteIdParam, threadId: ThreadIdParam }),
+      body: { required: true, content: { 'application/json': { schema: ReplyBody } } },
+    },
+    responses: { 202: okResponse(ReplyResult, 'Accepted and queued for delivery'), ...errorResponses('write') },
+  });
+
+export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { store, clock, config } = deps;
+  const keys = new IdempotencyKeys(store, clock);
+  const outbox = new Outbox(store);
+  const activeSender = store.sqlite.prepare("SELECT id, email FROM email_senders WHERE site_id = ? AND status = 'active' ORDER BY created_at, id LIMIT 1");
+  const countOutbound = store.sqlite.prepare('UPDATE threads SET outbound_count = outbound_count + 1, last_outbound_at = ?, updated_at = ? WHERE id = ?');
+
+  for (const group of GROUPS) {
+    app.openapi(replyRoute(group, config.limits.maxBodyBytes), async (c) => {
+      const params = c.req.valid('param');
+      const body = c.req.valid('json');
+      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const site = await requireSite(store.db, project.id, params.siteId);
+      const thread = await requireThread(store.db, site.id, params.threadId);
+      requireWritablePlan(c, clock);
+      const sender = activeSender.get(site.id) as { id: string; email: string } | undefined;
+      if (!sender) {
+        throw validationError([{ path: 'path.siteId', message: 'The site has no active email sender to send the reply from; activate one first' }]);
+      }
+      const request = { operation: groupOperation('POST', REPLY_PATH), key: body.idempotencyKey, ids: { projectId: project.id, siteId: site.id, threadId: thread.id }, body };
+      const response = await keys.run(c, request, {
+        commit: (_: undefined, now) => {
+          outbox.enqueue(
+            {
+              threadId: thread.id,
+              sender,
+              to: [thread.contact.email],
+              cc: body.ccEmails ?? [],
+              subject: outbox.replySubject(thread.id, `Re: ${thread.prospect.title ?? thread.prospect.domain}`),
+              body: body.body,
+            },
+            now,
+          );
+          countOutbound.run(now, now, thread.id);
+          return { status: 202, data: { threadId: thread.id, status: 'queued' as const } };
+        },
+      });
+      deps.notify?.('outbox');
+      return response as never;
+    });
+  }
+}
