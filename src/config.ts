@@ -74,6 +74,7 @@ export const ConfigSchema = z.object({
       timeoutMs: ms.default(10000),
     })
     .prefault({}),
+  /** The reply outbox; the contact-discovery worker uses the same poll interval and backoff. */
   outbox: z
     .object({
       pollIntervalMs: ms.default(500),

@@ -25,14 +25,31 @@ export function createWorker(name: string, intervalMs: number, step: () => Promi
   let tail: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  let busy = false;
+  let again = false;
 
   const runOnce = (): Promise<number> => {
     const run = tail.then(() => (stopped ? 0 : step()));
     tail = run.catch(() => undefined);
     return run;
   };
+  // Timer ticks and wakes never pile up behind a slow pass (a hanging SMTP server): while one
+  // runs they only ask for one more pass after it.
   const background = () => {
-    runOnce().catch((error: unknown) => logger.log('error', 'background worker failed', { worker: name, error: error instanceof Error ? error.message : String(error) }));
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
+    runOnce()
+      .catch((error: unknown) => logger.log('error', 'background worker failed', { worker: name, error: error instanceof Error ? error.message : String(error) }))
+      .finally(() => {
+        busy = false;
+        if (again && !stopped) {
+          again = false;
+          background();
+        }
+      });
   };
 
   return {
