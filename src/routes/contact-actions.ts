@@ -14,12 +14,11 @@ import { requireProspect } from '../repos/prospects.js';
 import { requireSite } from '../repos/sites.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Contact } from '../schemas/resources.js';
-import { ContactDiscoveryResult, ContactIdParam, IdempotentBody, ProspectIdParam, SiteIdParam } from '../schemas/writes.js';
+import { ContactDiscoveryResult, ContactIdParam, IdempotentBody, ProspectIdParam, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';
 import { ContactDiscoveryStore, prospectFacts } from '../workers/contact-discovery.js';
 
 const DISCOVERY_PATH = '/prospects/{prospectId}/contact-discovery';
 const VERIFY_PATH = '/sites/{siteId}/contacts/{contactId}/verify';
-const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
 
 const discoveryRoute = (group: Group, maxBodyBytes: number) =>
   createRoute({
@@ -35,7 +34,7 @@ const discoveryRoute = (group: Group, maxBodyBytes: number) =>
       'work outside the service (crawling), answers 202 `queued` with a `contact_discovery` job (subjectType `prospect`) that ' +
       'is listed with the site\'s discovery jobs and ends `completed` (the contact is then among the prospect\'s contacts) or `failed`.',
     ...writeAccess('contacts:write', maxBodyBytes),
-    request: { params: groupParams(group, { prospectId: ProspectIdParam }), body: jsonBody(IdempotentBody) },
+    request: { params: groupParams(group, { prospectId: ProspectIdParam }), body: jsonRequestBody(IdempotentBody) },
     responses: {
       200: okResponse(ContactDiscoveryResult, 'Outcome `created`, `existing` or `not_found`'),
       202: okResponse(ContactDiscoveryResult, 'Outcome `queued`: the search continues as `job`'),
@@ -55,7 +54,7 @@ const verifyRoute = (group: Group, maxBodyBytes: number) =>
       'verifier and stores its verdict: `verificationStatus` becomes `valid`, `invalid`, `risky` or `unknown`, and `lastVerifiedAt` ' +
       'is set. The contact must belong to the site (else 404).',
     ...writeAccess('contacts:write', maxBodyBytes),
-    request: { params: groupParams(group, { siteId: SiteIdParam, contactId: ContactIdParam }), body: jsonBody(IdempotentBody) },
+    request: { params: groupParams(group, { siteId: SiteIdParam, contactId: ContactIdParam }), body: jsonRequestBody(IdempotentBody) },
     responses: { 200: okResponse(Contact, 'The contact with its new verification status'), ...errorResponses('write') },
   });
 

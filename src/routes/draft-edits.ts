@@ -21,7 +21,7 @@ import { requireSite } from '../repos/sites.js';
 import { newId } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Draft } from '../schemas/resources.js';
-import { DraftEditBody, DraftIdParam, RegenerateBody, RegenerateHeaders, SiteIdParam } from '../schemas/writes.js';
+import { DraftEditBody, DraftIdParam, RegenerateBody, RegenerateHeaders, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';
 
 // TEMPORARY until src/repos/drafts.ts lands: the draft mapper and loader of the read routes.
 type DraftRecord = z.infer<typeof Draft>;
@@ -53,7 +53,6 @@ async function requireDraft(db: Kysely<Database>, siteId: string, draftId: strin
 
 const DRAFT_PATH = '/sites/{siteId}/drafts/{draftId}';
 const REGENERATE_PATH = `${DRAFT_PATH}/regenerate`;
-const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
 
 const editRoute = (group: Group, maxBodyBytes: number) =>
   createRoute({
@@ -66,7 +65,7 @@ const editRoute = (group: Group, maxBodyBytes: number) =>
       'Scope `outreach:write`; a pro (unexpired) or lifetime plan. Replaces the subject and body of the draft\'s current message ' +
       'and advances the draft\'s and the message\'s `updatedAt`. Naturally idempotent: no key.',
     ...writeAccess('outreach:write', maxBodyBytes),
-    request: { params: groupParams(group, { siteId: SiteIdParam, draftId: DraftIdParam }), body: jsonBody(DraftEditBody) },
+    request: { params: groupParams(group, { siteId: SiteIdParam, draftId: DraftIdParam }), body: jsonRequestBody(DraftEditBody) },
     responses: { 200: okResponse(Draft, 'The updated draft'), ...errorResponses('write') },
   });
 
@@ -87,7 +86,7 @@ const regenerateRoute = (group: Group, maxBodyBytes: number) =>
     request: {
       params: groupParams(group, { siteId: SiteIdParam, draftId: DraftIdParam }),
       headers: RegenerateHeaders,
-      body: jsonBody(RegenerateBody),
+      body: jsonRequestBody(RegenerateBody),
     },
     responses: { 200: okResponse(Draft, 'The draft with its new message'), ...errorResponses('write') },
   });

@@ -17,7 +17,7 @@ import { requireProject } from '../repos/projects.js';
 import { requireSite } from '../repos/sites.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { ReplyResult } from '../schemas/resources.js';
-import { ReplyBody, SiteIdParam, ThreadIdParam } from '../schemas/writes.js';
+import { ReplyBody, SiteIdParam, ThreadIdParam, jsonRequestBody } from '../schemas/writes.js';
 import { Outbox } from '../workers/outbox.js';
 
 // TEMPORARY until src/repos/threads.ts lands: the thread lookup of the read routes.
@@ -52,7 +52,7 @@ const replyRoute = (group: Group, maxBodyBytes: number) =>
     ...writeAccess('outreach:send', maxBodyBytes),
     request: {
       params: groupParams(group, { siteId: SiteIdParam, threadId: ThreadIdParam }),
-      body: { required: true, content: { 'application/json': { schema: ReplyBody } } },
+      body: jsonRequestBody(ReplyBody),
     },
     responses: { 202: okResponse(ReplyResult, 'Accepted and queued for delivery'), ...errorResponses('write') },
   });

@@ -6,6 +6,9 @@ import { z } from '@hono/zod-openapi';
 import { Id } from './common.js';
 import { Contact, DiscoveryJob } from './resources.js';
 
+/** A required JSON request body of `schema`, for `createRoute({ request: { body } })`. */
+export const jsonRequestBody = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
 const length = (name: string, min: number, max: number) =>
   z.string({ error: `${name} must be a string` }).min(min, `${name} must be at least ${min} characters`).max(max, `${name} must be at most ${max} characters`);
 

@@ -83,7 +83,6 @@ export class ContactDiscoveryStore {
   private readonly insertContact;
   private readonly insertJob;
   private readonly insertWork;
-  private readonly selectJob;
 
   constructor(private readonly store: Store) {
     const { sqlite } = store;
@@ -97,7 +96,6 @@ export class ContactDiscoveryStore {
       VALUES (@id, @site_id, @project_id, @type, @status, @subject_type, @subject_id, @current_attempt,
       @max_attempts, @scheduled_at, @canceled_at, @completed_at, @last_error, @created_at, @updated_at)`);
     this.insertWork = sqlite.prepare('INSERT INTO contact_discovery_work (job_id, prospect_id) VALUES (?, ?)');
-    this.selectJob = sqlite.prepare('SELECT * FROM discovery_jobs WHERE id = ?');
   }
 
   /**
@@ -156,10 +154,6 @@ export class ContactDiscoveryStore {
     this.insertJob.run(row);
     this.insertWork.run(row.id, prospect.id);
     return toDiscoveryJob(row);
-  }
-
-  job(id: string): DiscoveryJobRow | undefined {
-    return this.selectJob.get(id) as DiscoveryJobRow | undefined;
   }
 }
 
