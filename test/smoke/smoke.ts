@@ -30,6 +30,12 @@ interface Launch {
   tmp?: string;
 }
 
+interface Draft {
+  id: string;
+  status?: string;
+  message?: { subject?: string; body?: string };
+}
+
 interface Envelope {
   ok?: boolean;
   data?: unknown;
@@ -212,23 +218,30 @@ async function main(argv: string[]): Promise<number> {
           assert(Math.abs(Date.now() - at) < 120_000, `token lastUsedAt not recorded: ${me.token?.lastUsedAt}`);
           return `PATCH ${DRAFT_PATH} not in the OpenAPI document yet; checked the token's lastUsedAt update instead`;
         }
+        // A draft still being written (an approved one may refuse edits), else the first there is.
+        const editable = new Set(['draft', 'changes_requested']);
         let target: { project: string; site: string; draft: string } | undefined;
+        let fallback: typeof target;
         search: for (const project of projects) {
           for (const site of await listOf<{ id: string }>(`/projects/${project.id}/sites`)) {
-            const [draft] = await listOf<{ id: string }>(`/projects/${project.id}/sites/${site.id}/drafts`);
-            if (draft) {
-              target = { project: project.id, site: site.id, draft: draft.id };
+            const drafts = await listOf<Draft>(`/projects/${project.id}/sites/${site.id}/drafts`);
+            const found = drafts.find((d) => editable.has(d.status ?? ''));
+            if (found) {
+              target = { project: project.id, site: site.id, draft: found.id };
               break search;
             }
+            if (!fallback && drafts[0]) fallback = { project: project.id, site: site.id, draft: drafts[0].id };
           }
         }
+        target ??= fallback;
         assert(target, 'the demo data has no draft to edit');
         const base = `/projects/${target.project}/sites/${target.site}/drafts`;
-        const edit = { subject: `Smoke test ${Date.now()}`, body: 'Written by test/smoke/smoke.ts.' };
-        const patched = await okData<{ subject?: string; body?: string }>('PATCH', `${base}/${target.draft}`, edit);
-        assert(patched.subject === edit.subject && patched.body === edit.body, `PATCH answered ${JSON.stringify(patched).slice(0, 200)}`);
-        const reread = (await listOf<{ id: string; subject?: string }>(base)).find((d) => d.id === target.draft);
-        assert(reread?.subject === edit.subject, 'the edit is not in the drafts list afterwards');
+        // The contract: subject 3–300 and body 20–10000 characters; the draft's text is in `message`.
+        const edit = { subject: `Smoke test ${Date.now()}`, body: 'Written by test/smoke/smoke.ts to check that edits persist.' };
+        const patched = await okData<Draft>('PATCH', `${base}/${target.draft}`, edit);
+        assert(patched.message?.subject === edit.subject && patched.message.body === edit.body, `PATCH answered ${JSON.stringify(patched).slice(0, 200)}`);
+        const reread = (await listOf<Draft>(base)).find((d) => d.id === target.draft);
+        assert(reread?.message?.subject === edit.subject, 'the edit is not in the drafts list afterwards');
         return `PATCH ${base}/${target.draft}`;
       });
     }
