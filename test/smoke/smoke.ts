@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 
 const START_TIMEOUT_MS = 60_000;
-const DRAFT_PATH = '/projects/{projectId}/sites/{siteId}/drafts/{draftId}';
+const DRAFTS_PATH = '/projects/{projectId}/sites/{siteId}/drafts';
+const DRAFT_PATH = `${DRAFTS_PATH}/{draftId}`;
 
 interface Launch {
   command: string;
@@ -206,7 +207,8 @@ async function main(argv: string[]): Promise<number> {
         const doc = (await response.json()) as { openapi?: string; paths?: Record<string, Record<string, unknown>> };
         assert(response.status === 200 && doc.openapi?.startsWith('3.'), `GET /api/public/openapi.json → ${response.status}`);
         assert(doc.paths?.['/me'], 'the document has no /me');
-        documented = Boolean(doc.paths[DRAFT_PATH]?.patch);
+        // The write needs the edit and the lists that lead to a draft.
+      documented = Boolean(doc.paths[DRAFT_PATH]?.patch && doc.paths[DRAFTS_PATH]?.get);
         return `${Object.keys(doc.paths).length} paths`;
       });
 
@@ -216,7 +218,7 @@ async function main(argv: string[]): Promise<number> {
           const me = await okData<{ token?: { lastUsedAt?: string | null } }>('GET', '/me');
           const at = Date.parse(me.token?.lastUsedAt ?? '');
           assert(Math.abs(Date.now() - at) < 120_000, `token lastUsedAt not recorded: ${me.token?.lastUsedAt}`);
-          return `PATCH ${DRAFT_PATH} not in the OpenAPI document yet; checked the token's lastUsedAt update instead`;
+          return `PATCH ${DRAFT_PATH} or GET ${DRAFTS_PATH} not in the OpenAPI document yet; checked the token's lastUsedAt update instead`;
         }
         // A draft still being written (an approved one may refuse edits), else the first there is.
         const editable = new Set(['draft', 'changes_requested']);
