@@ -1,0 +1,355 @@
+/**
+ * GET /{group}/{id}/backlinks and /backlinks/{backlinkId}: fields, filters, pageSize alias,
+ * paging, order, checks, isolation and scope.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { BACKLINK_STATUSES } from '../../src/schemas/enums.js';
+import { startTestServer, type TestServer } from '../helpers/harness.js';
+
+const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+
+const backlink = (id: string, siteId: string, status: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  siteId,
+  source: 'outreach',
+  acquisitionOrigin: 'unknown',
+  sourceUrl: `https://blog.example.org/${id}`,
+  targetUrl: 'https://acme.test/',
+  category: 'guest_post',
+  status,
+  observedAnchor: `anchor ${id}`,
+  lastCheckedAt: null,
+  createdAt,
+  updatedAt: createdAt,
+  checks: [],
+  ...extra,
+});
+
+const check = (id: string, checkedAt: string, hasError: boolean) => ({
+  id,
+  status: hasError ? 'error' : 'live',
+  requestedSourceUrl: 'https://blog.example.org/bl_1',
+  finalSourceUrl: 'https://blog.example.org/bl_1/',
+  httpStatus: hasError ? 500 : 200,
+  targetFound: !hasError,
+  observedTargetUrl: hasError ? null : 'https://acme.test/',
+  observedAnchor: hasError ? null : 'acme tents',
+  observedRel: hasError ? [] : ['nofollow', 'ugc'],
+  hasError,
+  checkedAt,
+});
+
+const DOC = {
+  accounts: [
+    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
+    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
+  ],
+  projects: [
+    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
+  ],
+  sites: [
+    { id: 'site_a1', projectId: 'prj_a1', name: 'Blog', domain: 'acme.test', url: 'https://acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
+    { id: 'site_a2', projectId: 'prj_a1', name: 'Shop', domain: 'shop.acme.test', url: 'https://shop.acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
+    { id: 'site_a3', projectId: 'prj_a2', name: 'Other', domain: 'two.acme.test', url: 'https://two.acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
+    { id: 'site_b1', projectId: 'prj_b1', name: 'Bravo', domain: 'bravo.test', url: 'https://bravo.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
+  ],
+  backlinks: [
+    backlink('bl_1', 'site_a1', 'live', T(1), {
+      lastCheckedAt: '2026-03-06T12:00:00+02:00',
+      // Newest first: chk_3 and chk_2 tie on checkedAt, so id decides; chk_3 has no error.
+      checks: [check('chk_1', T(5), false), check('chk_2', T(6), true), check('chk_3', T(6), false)],
+    }),
+    backlink('bl_2', 'site_a1', 'lost', T(2), { checks: [check('chk_4', T(7), true)] }),
+    backlink('bl_3', 'site_a2', 'live', T(3)),
+    backlink('bl_4', 'site_a2', 'pending', T(3)),
+    // An offset date-time is returned in UTC.
+    backlink('bl_5', 'site_a1', 'error', '2026-03-04T12:00:00+02:00', { category: null, observedAnchor: null }),
+    backlink('bl_a3', 'site_a3', 'live', T(8)),
+    backlink('bl_b1', 'site_b1', 'live', T(8)),
+  ],
+};
+
+/** prj_a1's backlinks, newest createdAt first, ties by id descending. */
+const ORDER = ['bl_5', 'bl_4', 'bl_3', 'bl_2', 'bl_1'];
+const STATUS_OF: Record<string, string> = { bl_1: 'live', bl_2: 'lost', bl_3: 'live', bl_4: 'pending', bl_5: 'error' };
+const SITE_OF: Record<string, string> = { bl_1: 'site_a1', bl_2: 'site_a1', bl_3: 'site_a2', bl_4: 'site_a2', bl_5: 'site_a1' };
+
+describe('backlinks', () => {
+  let t: TestServer;
+  let token: string;
+  const ids = (body: any) => body.data.data.map((b: { id: string }) => b.id);
+
+  before(async () => {
+    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
+    token = t.mintToken('acct_a', ['backlinks:read']);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  describe('GET /backlinks', () => {
+    it('lists the project backlinks with every field', async () => {
+      const res = await t.get('/projects/prj_a1/backlinks', token);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 25, total: 5, hasMore: false });
+      assert.deepEqual(ids(res.body), ORDER);
+      assert.deepEqual(res.body.data.data[0], {
+        id: 'bl_5',
+        siteId: 'site_a1',
+        source: 'outreach',
+        acquisitionOrigin: 'unknown',
+        sourceUrl: 'https://blog.example.org/bl_5',
+        targetUrl: 'https://acme.test/',
+        category: null,
+        status: 'error',
+        observedAnchor: null,
+        lastCheckedAt: null,
+        createdAt: '2026-03-04T10:00:00.000Z',
+        updatedAt: '2026-03-04T10:00:00.000Z',
+      });
+      const bl1 = res.body.data.data.find((b: { id: string }) => b.id === 'bl_1');
+      assert.equal(bl1.lastCheckedAt, '2026-03-06T10:00:00.000Z');
+      assert.equal(bl1.category, 'guest_post');
+      assert.equal(bl1.observedAnchor, 'anchor bl_1');
+      assert.equal('checks' in bl1, false, 'list items carry no checks');
+    });
+
+    it('answers identically under /workspaces', async () => {
+      const query = '?status=live&limit=1&page=2';
+      const a = await t.get(`/projects/prj_a1/backlinks${query}`, token);
+      const b = await t.get(`/workspaces/prj_a1/backlinks${query}`, token);
+      assert.equal(b.status, 200);
+      assert.deepEqual(b.body, a.body);
+    });
+
+    it('filters by each status value', async () => {
+      for (const status of BACKLINK_STATUSES) {
+        const res = await t.get(`/projects/prj_a1/backlinks?status=${status}`, token);
+        assert.equal(res.status, 200, status);
+        const expected = ORDER.filter((id) => STATUS_OF[id] === status);
+        assert.deepEqual(ids(res.body), expected, status);
+        assert.equal(res.body.data.pagination.total, expected.length, status);
+      }
+    });
+
+    it('rejects an unknown status with 422 and details', async () => {
+      for (const bad of ['gone', 'LIVE', '']) {
+        const res = await t.get(`/projects/prj_a1/backlinks?status=${bad}`, token);
+        assert.equal(res.status, 422, bad);
+        assert.equal(res.body.error.code, 'VALIDATION_ERROR');
+        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['query.status']);
+      }
+    });
+
+    it('filters by site, alone and with status', async () => {
+      for (const siteId of ['site_a1', 'site_a2']) {
+        const res = await t.get(`/projects/prj_a1/backlinks?siteId=${siteId}`, token);
+        assert.equal(res.status, 200);
+        assert.deepEqual(ids(res.body), ORDER.filter((id) => SITE_OF[id] === siteId));
+      }
+      const res = await t.get('/workspaces/prj_a1/backlinks?siteId=site_a2&status=live', token);
+      assert.deepEqual(ids(res.body), ['bl_3']);
+      assert.equal(res.body.data.pagination.total, 1);
+    });
+
+    it('answers 404 for a siteId outside the project', async () => {
+      for (const siteId of ['site_a3', 'site_b1', 'site_nope']) {
+        const res = await t.get(`/projects/prj_a1/backlinks?siteId=${siteId}`, token);
+        assert.equal(res.status, 404, siteId);
+        assert.equal(res.body.error.code, 'NOT_FOUND');
+      }
+    });
+
+    it('pages with limit, reports hasMore and the true total past the end', async () => {
+      let res = await t.get('/projects/prj_a1/backlinks?limit=1', token);
+      assert.deepEqual(ids(res.body), ['bl_5']);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 1, total: 5, hasMore: true });
+      res = await t.get('/projects/prj_a1/backlinks?limit=2&page=2', token);
+      assert.deepEqual(ids(res.body), ['bl_3', 'bl_2']);
+      assert.equal(res.body.data.pagination.hasMore, true);
+      res = await t.get('/projects/prj_a1/backlinks?limit=2&page=3', token);
+      assert.deepEqual(ids(res.body), ['bl_1']);
+      assert.deepEqual(res.body.data.pagination, { page: 3, limit: 2, total: 5, hasMore: false });
+      res = await t.get('/projects/prj_a1/backlinks?limit=5', token);
+      assert.equal(res.body.data.pagination.hasMore, false);
+      res = await t.get('/projects/prj_a1/backlinks?limit=2&page=9', token);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body.data, { data: [], pagination: { page: 9, limit: 2, total: 5, hasMore: false } });
+    });
+
+    it('accepts pageSize as an alias of limit; limit wins when both are given', async () => {
+      let res = await t.get('/projects/prj_a1/backlinks?pageSize=2', token);
+      assert.deepEqual(ids(res.body), ['bl_5', 'bl_4']);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 2, total: 5, hasMore: true });
+      res = await t.get('/projects/prj_a1/backlinks?pageSize=2&page=3', token);
+      assert.deepEqual(ids(res.body), ['bl_1']);
+      res = await t.get('/projects/prj_a1/backlinks?limit=3&pageSize=1', token);
+      assert.equal(res.body.data.pagination.limit, 3);
+      assert.equal(res.body.data.data.length, 3);
+      res = await t.get('/projects/prj_a1/backlinks?pageSize=1&limit=4', token);
+      assert.equal(res.body.data.pagination.limit, 4);
+    });
+
+    it('validates page, limit and pageSize with the same rules', async () => {
+      const cases: [string, string][] = [
+        ['limit=0', 'query.limit'],
+        ['limit=101', 'query.limit'],
+        ['limit=2.5', 'query.limit'],
+        ['limit=abc', 'query.limit'],
+        ['limit=', 'query.limit'],
+        ['pageSize=0', 'query.pageSize'],
+        ['pageSize=101', 'query.pageSize'],
+        ['pageSize=x', 'query.pageSize'],
+        ['page=0', 'query.page'],
+        ['page=1.5', 'query.page'],
+      ];
+      for (const [query, path] of cases) {
+        const res = await t.get(`/projects/prj_a1/backlinks?${query}`, token);
+        assert.equal(res.status, 422, query);
+        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], query);
+      }
+      const res = await t.get('/projects/prj_a1/backlinks?pageSize=100', token);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.data.pagination.limit, 100);
+    });
+
+    it('validates the query before looking anything up', async () => {
+      const res = await t.get('/projects/prj_nope/backlinks?status=gone', token);
+      assert.equal(res.status, 422);
+    });
+
+    it("answers 404 for another account's or an unknown project", async () => {
+      for (const path of ['/projects/prj_b1/backlinks', '/workspaces/prj_b1/backlinks', '/projects/prj_nope/backlinks']) {
+        const res = await t.get(path, token);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.error.code, 'NOT_FOUND');
+      }
+    });
+
+    it('lists only the project asked for', async () => {
+      const res = await t.get('/projects/prj_a2/backlinks', token);
+      assert.deepEqual(ids(res.body), ['bl_a3']);
+      const b = await t.get('/projects/prj_b1/backlinks', t.mintToken('acct_b', ['backlinks:read']));
+      assert.deepEqual(ids(b.body), ['bl_b1']);
+    });
+
+    it('requires backlinks:read', async () => {
+      const res = await t.get('/projects/prj_a1/backlinks', t.mintToken('acct_a', ['leads:read', 'prospects:read', 'sites:read']));
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
+    });
+  });
+
+  describe('GET /backlinks/{backlinkId}', () => {
+    it('returns the backlink, hasCheckError and its checks newest first', async () => {
+      const res = await t.get('/projects/prj_a1/backlinks/bl_1', token);
+      assert.equal(res.status, 200);
+      const { checks, pagination, hasCheckError, ...fields } = res.body.data;
+      assert.deepEqual(fields, {
+        id: 'bl_1',
+        siteId: 'site_a1',
+        source: 'outreach',
+        acquisitionOrigin: 'unknown',
+        sourceUrl: 'https://blog.example.org/bl_1',
+        targetUrl: 'https://acme.test/',
+        category: 'guest_post',
+        status: 'live',
+        observedAnchor: 'anchor bl_1',
+        lastCheckedAt: '2026-03-06T10:00:00.000Z',
+        createdAt: T(1),
+        updatedAt: T(1),
+      });
+      // The newest check (chk_3, winning the checkedAt tie on id) has no error, though chk_2 has.
+      assert.equal(hasCheckError, false);
+      assert.deepEqual(checks.map((c: { id: string }) => c.id), ['chk_3', 'chk_2', 'chk_1']);
+      assert.deepEqual(checks[0], {
+        id: 'chk_3',
+        status: 'live',
+        requestedSourceUrl: 'https://blog.example.org/bl_1',
+        finalSourceUrl: 'https://blog.example.org/bl_1/',
+        httpStatus: 200,
+        targetFound: true,
+        observedTargetUrl: 'https://acme.test/',
+        observedAnchor: 'acme tents',
+        observedRel: ['nofollow', 'ugc'],
+        hasError: false,
+        checkedAt: T(6),
+      });
+      assert.deepEqual(checks[1], {
+        id: 'chk_2',
+        status: 'error',
+        requestedSourceUrl: 'https://blog.example.org/bl_1',
+        finalSourceUrl: 'https://blog.example.org/bl_1/',
+        httpStatus: 500,
+        targetFound: false,
+        observedTargetUrl: null,
+        observedAnchor: null,
+        observedRel: [],
+        hasError: true,
+        checkedAt: T(6),
+      });
+      assert.deepEqual(pagination, { page: 1, limit: 25, total: 3, hasMore: false });
+    });
+
+    it('answers identically under /workspaces', async () => {
+      const a = await t.get('/projects/prj_a1/backlinks/bl_1?limit=2', token);
+      const b = await t.get('/workspaces/prj_a1/backlinks/bl_1?limit=2', token);
+      assert.equal(b.status, 200);
+      assert.deepEqual(b.body, a.body);
+    });
+
+    it('hasCheckError follows the newest check, false without checks', async () => {
+      let res = await t.get('/projects/prj_a1/backlinks/bl_2', token);
+      assert.equal(res.body.data.hasCheckError, true);
+      res = await t.get('/projects/prj_a1/backlinks/bl_3', token);
+      assert.equal(res.body.data.hasCheckError, false);
+      assert.deepEqual(res.body.data.checks, []);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 25, total: 0, hasMore: false });
+    });
+
+    it('pages the checks; hasCheckError does not depend on the page', async () => {
+      let res = await t.get('/projects/prj_a1/backlinks/bl_1?limit=1&page=2', token);
+      assert.deepEqual(res.body.data.checks.map((c: { id: string }) => c.id), ['chk_2']);
+      assert.deepEqual(res.body.data.pagination, { page: 2, limit: 1, total: 3, hasMore: true });
+      assert.equal(res.body.data.hasCheckError, false);
+      res = await t.get('/projects/prj_a1/backlinks/bl_1?limit=2&page=2', token);
+      assert.deepEqual(res.body.data.checks.map((c: { id: string }) => c.id), ['chk_1']);
+      assert.equal(res.body.data.pagination.hasMore, false);
+      res = await t.get('/projects/prj_a1/backlinks/bl_1?page=5', token);
+      assert.deepEqual(res.body.data.checks, []);
+      assert.deepEqual(res.body.data.pagination, { page: 5, limit: 25, total: 3, hasMore: false });
+      assert.equal(res.body.data.id, 'bl_1');
+    });
+
+    it('validates page and limit', async () => {
+      for (const [query, path] of [['limit=0', 'query.limit'], ['limit=101', 'query.limit'], ['page=-1', 'query.page']]) {
+        const res = await t.get(`/projects/prj_a1/backlinks/bl_1?${query}`, token);
+        assert.equal(res.status, 422, query);
+        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path]);
+      }
+    });
+
+    it('answers 404 through the wrong project, for another account and for an unknown id', async () => {
+      for (const path of [
+        '/projects/prj_a2/backlinks/bl_1',
+        '/projects/prj_a1/backlinks/bl_a3',
+        '/projects/prj_a1/backlinks/bl_b1',
+        '/workspaces/prj_b1/backlinks/bl_b1',
+        '/projects/prj_a1/backlinks/bl_nope',
+      ]) {
+        const res = await t.get(path, token);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.error.code, 'NOT_FOUND');
+      }
+    });
+
+    it('requires backlinks:read', async () => {
+      const res = await t.get('/projects/prj_a1/backlinks/bl_1', t.mintToken('acct_a', ['sites:read']));
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
+    });
+  });
+});
