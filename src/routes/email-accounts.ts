@@ -1,5 +1,41 @@
-/** TODO: routes of this resource are not written yet. */
-import type { OpenAPIHono } from '@hono/zod-openapi';
+/**
+ * Email sending accounts of a site (contract §2 "Email accounts", §4; decisions.md §11), scope
+ * `outreach:read` (decisions.md §2), under both path forms. The one list that is not paginated
+ * (decisions.md §5).
+ */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
+import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { withScope } from '../http/middleware/scope.js';
+import { listEmailAccounts } from '../repos/email-accounts.js';
+import { requireProject } from '../repos/projects.js';
+import { requireSite } from '../repos/sites.js';
+import { errorResponses, okResponse } from '../schemas/common.js';
+import { EmailAccounts } from '../schemas/resources.js';
+import { SiteIdParam } from '../schemas/writes.js';
 
-export function registerEmailAccounts(_app: OpenAPIHono<AppEnv>, _deps: AppDeps): void {}
+const listRoute = (group: Group) =>
+  createRoute({
+    method: 'get',
+    path: groupPath(group, '/sites/{siteId}/email-accounts'),
+    operationId: operationId(group, 'listEmailAccounts'),
+    tags: ['Email accounts'],
+    summary: 'The email connections and senders of a site',
+    description:
+      'Scope `outreach:read`. Not paginated: every connection and every sender of the site, each list newest first ' +
+      '(createdAt, then id, both descending).',
+    ...withScope('outreach:read'),
+    request: { params: groupParams(group, { siteId: SiteIdParam }) },
+    responses: { 200: okResponse(EmailAccounts, 'Connections and senders'), ...errorResponses() },
+  });
+
+export function registerEmailAccounts(app: OpenAPIHono<AppEnv>, { store }: AppDeps): void {
+  for (const group of GROUPS) {
+    app.openapi(listRoute(group), async (c) => {
+      const params = c.req.valid('param');
+      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const site = await requireSite(store.db, project.id, params.siteId);
+      return c.json({ ok: true as const, data: await listEmailAccounts(store.db, site.id) }, 200);
+    });
+  }
+}

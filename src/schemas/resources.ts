@@ -56,19 +56,22 @@ export const Backlink = z
 export const ProspectSummary = z.object({ id: Id, title: nText, url: Uri, domain: text });
 export const ContactSummary = z.object({ id: Id, fullName: nText, email: Email, role: nText, company: nText });
 
-export const DraftMessage = z
-  .object({
-    id: Id,
-    subject: text,
-    body: text,
-    personalization: z.record(z.string(), z.unknown()).openapi({ description: 'Free-form facts used to personalise the message' }),
-    groundingSummary: nText,
-    generationProvider: nText.openapi({ example: 'template' }),
-    generationModel: nText,
-    createdAt: DateTime,
-    updatedAt: DateTime,
-  })
-  .openapi('DraftMessage');
+/**
+ * The fields of a draft message. `Draft.message` uses them unnamed: a nullable *named* schema is
+ * rendered as a bare `$ref` that does not admit null (a null `message` must validate).
+ */
+const DraftMessageFields = z.object({
+  id: Id,
+  subject: text,
+  body: text,
+  personalization: z.record(z.string(), z.unknown()).openapi({ description: 'Free-form facts used to personalise the message' }),
+  groundingSummary: nText,
+  generationProvider: nText.openapi({ example: 'template' }),
+  generationModel: nText,
+  createdAt: DateTime,
+  updatedAt: DateTime,
+});
+export const DraftMessage = DraftMessageFields.openapi('DraftMessage');
 
 export const Draft = z
   .object({
@@ -80,7 +83,7 @@ export const Draft = z
     starredAt: NullableDateTime,
     createdAt: DateTime,
     updatedAt: DateTime,
-    message: DraftMessage.nullable(),
+    message: DraftMessageFields.nullable().openapi({ description: "The draft's current message; null when it has none" }),
     prospect: ProspectSummary,
     contact: ContactSummary,
   })

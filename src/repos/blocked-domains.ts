@@ -1,0 +1,33 @@
+/** Blocked domains of a project: the list query and the row → API mapper. */
+import type { Kysely, Selectable } from 'kysely';
+import type { BlockedDomainsTable, Database } from '../db/schema.js';
+
+export type BlockedDomainRow = Selectable<BlockedDomainsTable>;
+
+export interface BlockedDomainRecord {
+  id: string;
+  domain: string;
+  reason: string | null;
+  createdAt: string;
+}
+
+/** Row → API (schema `BlockedDomain`); `project_id` stays internal. */
+export const toBlockedDomain = (row: BlockedDomainRow): BlockedDomainRecord => ({
+  id: row.id,
+  domain: row.domain,
+  reason: row.reason,
+  createdAt: row.created_at,
+});
+
+/**
+ * One page of the blocked domains of project `projectId` (already checked to be the caller's),
+ * newest `createdAt` first (ties: `id` descending; index `blocked_domains_project_order`), and
+ * the exact number of them.
+ */
+export async function listBlockedDomains(db: Kysely<Database>, projectId: string, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    db.selectFrom('blocked_domains').selectAll().where('project_id', '=', projectId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db.selectFrom('blocked_domains').where('project_id', '=', projectId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toBlockedDomain), total: Number(total.n) };
+}

@@ -1,0 +1,189 @@
+/**
+ * Outreach drafts of a site: queries and the row → API mappers (contract §2 "Outreach draft";
+ * decisions.md §5 for order). The write endpoints (edit, regenerate) reuse `toDraftMessage` and
+ * `requireDraft`.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, DraftMessagesTable, DraftsTable } from '../db/schema.js';
+import { notFound } from '../http/errors.js';
+
+export type DraftRow = Selectable<DraftsTable>;
+export type DraftMessageRow = Selectable<DraftMessagesTable>;
+export type DraftStatus = DraftRow['status'];
+
+export interface DraftMessageRecord {
+  id: string;
+  subject: string;
+  body: string;
+  personalization: Record<string, unknown>;
+  groundingSummary: string | null;
+  generationProvider: string | null;
+  generationModel: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The `prospect` object of a draft or thread: contract §2 "`id`, `title`, `url`, `domain`". */
+export interface ProspectSummaryRecord {
+  id: string;
+  title: string | null;
+  url: string;
+  domain: string;
+}
+
+/** The `contact` object of a draft or thread: contract §2 "`id`, `fullName`, `email`, `role`, `company`". */
+export interface ContactSummaryRecord {
+  id: string;
+  fullName: string | null;
+  email: string;
+  role: string | null;
+  company: string | null;
+}
+
+export interface DraftRecord {
+  id: string;
+  prospectId: string;
+  contactId: string;
+  status: DraftStatus;
+  purpose: string | null;
+  starredAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** The current message (`drafts.message_id`); null for a draft that has none yet. */
+  message: DraftMessageRecord | null;
+  prospect: ProspectSummaryRecord;
+  contact: ContactSummaryRecord;
+}
+
+/** Row → API (contract §2 "Draft `message` object"): `personalization` JSON → object; `draft_id` stays internal. */
+export const toDraftMessage = (row: DraftMessageRow): DraftMessageRecord => ({
+  id: row.id,
+  subject: row.subject,
+  body: row.body,
+  personalization: JSON.parse(row.personalization) as Record<string, unknown>,
+  groundingSummary: row.grounding_summary,
+  generationProvider: row.generation_provider,
+  generationModel: row.generation_model,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/**
+ * A draft joined with its current message (`m_*`, all null when it has none), its prospect
+ * (`p_*`) and its contact (`c_*`), as `draftQuery` selects it.
+ */
+export interface DraftJoinedRow {
+  id: string;
+  prospect_id: string;
+  contact_id: string;
+  status: DraftStatus;
+  purpose: string | null;
+  starred_at: string | null;
+  created_at: string;
+  updated_at: string;
+  m_id: string | null;
+  m_subject: string | null;
+  m_body: string | null;
+  m_personalization: string | null;
+  m_grounding_summary: string | null;
+  m_generation_provider: string | null;
+  m_generation_model: string | null;
+  m_created_at: string | null;
+  m_updated_at: string | null;
+  p_id: string;
+  p_title: string | null;
+  p_url: string;
+  p_domain: string;
+  c_id: string;
+  c_full_name: string | null;
+  c_email: string;
+  c_role: string | null;
+  c_company: string | null;
+}
+
+/** Joined row → API (contract §2 "Outreach draft"); `site_id`, `project_id` and `message_id` stay internal. */
+export const toDraft = (row: DraftJoinedRow): DraftRecord => ({
+  id: row.id,
+  prospectId: row.prospect_id,
+  contactId: row.contact_id,
+  status: row.status,
+  purpose: row.purpose,
+  starredAt: row.starred_at,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  message:
+    row.m_id === null
+      ? null
+      : toDraftMessage({
+          id: row.m_id,
+          draft_id: row.id,
+          subject: row.m_subject!,
+          body: row.m_body!,
+          personalization: row.m_personalization!,
+          grounding_summary: row.m_grounding_summary,
+          generation_provider: row.m_generation_provider,
+          generation_model: row.m_generation_model,
+          created_at: row.m_created_at!,
+          updated_at: row.m_updated_at!,
+        }),
+  prospect: { id: row.p_id, title: row.p_title, url: row.p_url, domain: row.p_domain },
+  contact: { id: row.c_id, fullName: row.c_full_name, email: row.c_email, role: row.c_role, company: row.c_company },
+});
+
+/** Drafts (`d`) with their current message, prospect and contact, each joined by primary key. */
+const draftQuery = (db: Kysely<Database>) =>
+  db
+    .selectFrom('drafts as d')
+    .innerJoin('prospects as p', 'p.id', 'd.prospect_id')
+    .innerJoin('contacts as c', 'c.id', 'd.contact_id')
+    .leftJoin('draft_messages as m', 'm.id', 'd.message_id')
+    .select([
+      'd.id', 'd.prospect_id', 'd.contact_id', 'd.status', 'd.purpose', 'd.starred_at', 'd.created_at', 'd.updated_at',
+      'm.id as m_id', 'm.subject as m_subject', 'm.body as m_body', 'm.personalization as m_personalization',
+      'm.grounding_summary as m_grounding_summary', 'm.generation_provider as m_generation_provider',
+      'm.generation_model as m_generation_model', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at',
+      'p.id as p_id', 'p.title as p_title', 'p.url as p_url', 'p.domain as p_domain',
+      'c.id as c_id', 'c.full_name as c_full_name', 'c.email as c_email', 'c.role as c_role', 'c.company as c_company',
+    ]);
+
+export interface DraftFilter {
+  /** The site (already checked to be in the caller's project). */
+  siteId: string;
+  status?: DraftStatus;
+}
+
+/**
+ * One page of a site's drafts matching `filter`, newest `createdAt` first (ties: `id`
+ * descending), and the exact number of matches.
+ *
+ * The page's ids come from a covering walk of `drafts_site_order` (or `drafts_site_status_order`
+ * with a status), so a deep OFFSET skips index entries only; the joins run for the page's rows.
+ */
+export async function listDrafts(db: Kysely<Database>, filter: DraftFilter, limit: number, offset: number) {
+  let ids = db.selectFrom('drafts').select('id').where('site_id', '=', filter.siteId);
+  let count = db.selectFrom('drafts').where('site_id', '=', filter.siteId);
+  if (filter.status !== undefined) {
+    ids = ids.where('status', '=', filter.status);
+    count = count.where('status', '=', filter.status);
+  }
+  const pageIds = ids.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
+  const [rows, total] = await Promise.all([
+    draftQuery(db).where('d.id', 'in', pageIds).orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').execute(),
+    count.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toDraft), total: Number(total.n) };
+}
+
+/**
+ * The draft `draftId` of site `siteId` (already checked to be in the caller's project), with its
+ * current message, prospect and contact.
+ * @throws ApiError NOT_FOUND when it is missing or belongs to another site (decisions.md §1).
+ */
+export async function requireDraft(db: Kysely<Database>, siteId: string, draftId: string): Promise<DraftRecord> {
+  const row = await draftQuery(db).where('d.id', '=', draftId).where('d.site_id', '=', siteId).executeTakeFirst();
+  if (!row) throw notFound('Draft');
+  return toDraft(row);
+}
+
+/** Alias of `requireDraft`, for callers that load a draft to change it. */
+export const loadDraft = requireDraft;

@@ -1,0 +1,89 @@
+/**
+ * Email sending accounts of a site: mail connections and the senders that use them (contract §2
+ * "Email accounts"; decisions.md §11 for the value lists). Not paginated (contract §4).
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, EmailConnectionsTable, EmailSendersTable } from '../db/schema.js';
+
+export type EmailConnectionRow = Selectable<EmailConnectionsTable>;
+export type EmailSenderRow = Selectable<EmailSendersTable>;
+
+export interface EmailConnectionRecord {
+  id: string;
+  provider: EmailConnectionRow['provider'];
+  status: EmailConnectionRow['status'];
+  accountEmail: string;
+  providerRegion: string | null;
+  hasError: boolean;
+  connectedAt: string | null;
+  lastTestedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface EmailSenderRecord {
+  id: string;
+  connectionId: string;
+  source: string | null;
+  status: EmailSenderRow['status'];
+  verificationStatus: string | null;
+  displayName: string | null;
+  email: string;
+  replyToEmail: string | null;
+  dailyLimit: number | null;
+  healthStatus: EmailSenderRow['health_status'];
+  warmupStatus: EmailSenderRow['warmup_status'];
+  healthScore: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface EmailAccountsRecord {
+  connections: EmailConnectionRecord[];
+  senders: EmailSenderRecord[];
+}
+
+/** Row → API (contract §2 "Connection"): `has_error` 0/1 → boolean; `site_id`, `project_id` stay internal. */
+export const toEmailConnection = (row: EmailConnectionRow): EmailConnectionRecord => ({
+  id: row.id,
+  provider: row.provider,
+  status: row.status,
+  accountEmail: row.account_email,
+  providerRegion: row.provider_region,
+  hasError: row.has_error === 1,
+  connectedAt: row.connected_at,
+  lastTestedAt: row.last_tested_at,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/** Row → API (contract §2 "Sender"); `site_id`, `project_id` stay internal. */
+export const toEmailSender = (row: EmailSenderRow): EmailSenderRecord => ({
+  id: row.id,
+  connectionId: row.connection_id,
+  source: row.source,
+  status: row.status,
+  verificationStatus: row.verification_status,
+  displayName: row.display_name,
+  email: row.email,
+  replyToEmail: row.reply_to_email,
+  dailyLimit: row.daily_limit,
+  healthStatus: row.health_status,
+  warmupStatus: row.warmup_status,
+  healthScore: row.health_score,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/**
+ * Every connection and every sender of site `siteId` (already checked to be in the caller's
+ * project), each newest `createdAt` first (ties: `id` descending; indexes
+ * `email_connections_site_order`, `email_senders_site_order`).
+ */
+export async function listEmailAccounts(db: Kysely<Database>, siteId: string): Promise<EmailAccountsRecord> {
+  const [connections, senders] = await Promise.all([
+    db.selectFrom('email_connections').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute(),
+    db.selectFrom('email_senders').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute(),
+  ]);
+  return { connections: connections.map(toEmailConnection), senders: senders.map(toEmailSender) };
+}

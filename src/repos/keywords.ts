@@ -1,0 +1,33 @@
+/** Keywords of a site: the list query and the row → API mapper. */
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, KeywordsTable } from '../db/schema.js';
+
+export type KeywordRow = Selectable<KeywordsTable>;
+
+export interface KeywordRecord {
+  id: string;
+  siteId: string;
+  keyword: string;
+  createdAt: string;
+}
+
+/** Row → API (schema `Keyword`); `project_id` stays internal. */
+export const toKeyword = (row: KeywordRow): KeywordRecord => ({
+  id: row.id,
+  siteId: row.site_id,
+  keyword: row.keyword,
+  createdAt: row.created_at,
+});
+
+/**
+ * One page of the keywords of site `siteId` (already checked to be in the caller's project),
+ * newest `createdAt` first (ties: `id` descending; index `keywords_site_order`), and the exact
+ * number of them.
+ */
+export async function listKeywords(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    db.selectFrom('keywords').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db.selectFrom('keywords').where('site_id', '=', siteId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toKeyword), total: Number(total.n) };
+}

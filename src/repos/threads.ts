@@ -1,0 +1,211 @@
+/**
+ * Inbox threads of a site and their messages: queries and the row → API mappers (contract §2
+ * "Thread"; decisions.md §5 for order, §10 for the two ids a thread answers to, §11 for the value
+ * lists). The reply endpoint reuses `requireThread`.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.js';
+import { notFound } from '../http/errors.js';
+import type { ContactSummaryRecord, ProspectSummaryRecord } from './drafts.js';
+
+export type ThreadRow = Selectable<ThreadsTable>;
+export type ThreadMessageRow = Selectable<ThreadMessagesTable>;
+
+export interface ThreadRecord {
+  id: string;
+  /** The mail provider's conversation id (`threads.provider_thread_id`). */
+  threadId: string;
+  contactId: string;
+  status: ThreadRow['status'];
+  outcome: ThreadRow['outcome'];
+  classification: ThreadRow['classification'];
+  inboundCount: number;
+  outboundCount: number;
+  lastInboundAt: string | null;
+  lastOutboundAt: string | null;
+  updatedAt: string;
+  contact: ContactSummaryRecord;
+  prospect: ProspectSummaryRecord;
+}
+
+export interface ThreadMessageRecord {
+  id: string;
+  direction: ThreadMessageRow['direction'];
+  status: ThreadMessageRow['status'];
+  fromEmail: string | null;
+  toEmails: string[];
+  ccEmails: string[];
+  subject: string | null;
+  body: string;
+  /** Null while the message is queued (or after its delivery failed). */
+  sentAt: string | null;
+  attempts: number;
+  createdAt: string;
+}
+
+/** A thread joined with its contact (`c_*`) and prospect (`p_*`), as `threadQuery` selects it. */
+export interface ThreadJoinedRow {
+  id: string;
+  provider_thread_id: string;
+  contact_id: string;
+  status: ThreadRow['status'];
+  outcome: ThreadRow['outcome'];
+  classification: ThreadRow['classification'];
+  inbound_count: number;
+  outbound_count: number;
+  last_inbound_at: string | null;
+  last_outbound_at: string | null;
+  updated_at: string;
+  c_id: string;
+  c_full_name: string | null;
+  c_email: string;
+  c_role: string | null;
+  c_company: string | null;
+  p_id: string;
+  p_title: string | null;
+  p_url: string;
+  p_domain: string;
+}
+
+/** Joined row → API (contract §2 "Thread"); `site_id`, `project_id`, `prospect_id` and `created_at` stay internal. */
+export const toThread = (row: ThreadJoinedRow): ThreadRecord => ({
+  id: row.id,
+  threadId: row.provider_thread_id,
+  contactId: row.contact_id,
+  status: row.status,
+  outcome: row.outcome,
+  classification: row.classification,
+  inboundCount: row.inbound_count,
+  outboundCount: row.outbound_count,
+  lastInboundAt: row.last_inbound_at,
+  lastOutboundAt: row.last_outbound_at,
+  updatedAt: row.updated_at,
+  contact: { id: row.c_id, fullName: row.c_full_name, email: row.c_email, role: row.c_role, company: row.c_company },
+  prospect: { id: row.p_id, title: row.p_title, url: row.p_url, domain: row.p_domain },
+});
+
+/**
+ * Row → API (inbox reply message): address lists JSON → arrays. The outbox columns
+ * (`sender_id`, `next_attempt_at`, `last_error`) and `updated_at` stay internal.
+ */
+export const toThreadMessage = (row: ThreadMessageRow): ThreadMessageRecord => ({
+  id: row.id,
+  direction: row.direction,
+  status: row.status,
+  fromEmail: row.from_email,
+  toEmails: JSON.parse(row.to_emails) as string[],
+  ccEmails: JSON.parse(row.cc_emails) as string[],
+  subject: row.subject,
+  body: row.body,
+  sentAt: row.sent_at,
+  attempts: row.attempts,
+  createdAt: row.created_at,
+});
+
+/** Threads (`t`) with their contact and prospect, each joined by primary key. */
+const threadQuery = (db: Kysely<Database>) =>
+  db
+    .selectFrom('threads as t')
+    .innerJoin('contacts as c', 'c.id', 't.contact_id')
+    .innerJoin('prospects as p', 'p.id', 't.prospect_id')
+    .select([
+      't.id', 't.provider_thread_id', 't.contact_id', 't.status', 't.outcome', 't.classification', 't.inbound_count',
+      't.outbound_count', 't.last_inbound_at', 't.last_outbound_at', 't.updated_at',
+      'c.id as c_id', 'c.full_name as c_full_name', 'c.email as c_email', 'c.role as c_role', 'c.company as c_company',
+      'p.id as p_id', 'p.title as p_title', 'p.url as p_url', 'p.domain as p_domain',
+    ]);
+
+/**
+ * One page of a site's threads (the site already checked to be in the caller's project), newest
+ * `updatedAt` first (ties: `id` descending), and the exact number of them.
+ *
+ * The page's ids come from a covering walk of `threads_site_order`, so a deep OFFSET skips index
+ * entries only; the joins run for the page's rows.
+ */
+export async function listThreads(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
+  const pageIds = db
+    .selectFrom('threads')
+    .select('id')
+    .where('site_id', '=', siteId)
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset);
+  const [rows, total] = await Promise.all([
+    threadQuery(db).where('t.id', 'in', pageIds).orderBy('t.updated_at', 'desc').orderBy('t.id', 'desc').execute(),
+    db.selectFrom('threads').where('site_id', '=', siteId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map(toThread), total: Number(total.n) };
+}
+
+/**
+ * The thread of site `siteId` (already checked to be in the caller's project) addressed by
+ * `idOrProviderId`: the thread record's `id`, or else its provider `threadId` (decisions.md §10).
+ * A record id wins over an equal provider id; of several threads sharing a provider id, the
+ * lowest record id is taken.
+ * @throws ApiError NOT_FOUND when no thread of the site answers to it (one of another site or
+ * account answers like a missing one, decisions.md §1).
+ */
+export async function requireThread(db: Kysely<Database>, siteId: string, idOrProviderId: string): Promise<ThreadRecord> {
+  const row =
+    (await threadQuery(db).where('t.id', '=', idOrProviderId).where('t.site_id', '=', siteId).executeTakeFirst()) ??
+    (await threadQuery(db)
+      .where('t.site_id', '=', siteId)
+      .where('t.provider_thread_id', '=', idOrProviderId)
+      .orderBy('t.id')
+      .limit(1)
+      .executeTakeFirst());
+  if (!row) throw notFound('Thread');
+  return toThread(row);
+}
+
+/**
+ * One page of the messages of thread `threadId` (a record id, already checked to be in the
+ * caller's site), and the exact number of them. Order (decisions.md §5): oldest `sentAt` first
+ * (ties: `id` ascending); then the messages without `sentAt` (queued, or failed delivery),
+ * oldest `createdAt` first (ties: `id`).
+ *
+ * Paged in two parts so each walks `thread_messages_thread_order` (thread_id, sent_at, id): the
+ * sent part is the index range `sent_at IS NOT NULL` in index order; the unsent part (a handful
+ * of rows per thread) is the index range `sent_at IS NULL`, sorted by `created_at`.
+ */
+export async function listThreadMessages(db: Kysely<Database>, threadId: string, limit: number, offset: number) {
+  const counts = await db
+    .selectFrom('thread_messages')
+    .where('thread_id', '=', threadId)
+    .select((eb) => [eb.fn.countAll<number>().as('total'), eb.fn.count<number>('sent_at').as('sent')])
+    .executeTakeFirstOrThrow();
+  const total = Number(counts.total);
+  const sent = Number(counts.sent);
+  const rows: ThreadMessageRow[] = [];
+  if (offset < sent) {
+    rows.push(
+      ...(await db
+        .selectFrom('thread_messages')
+        .selectAll()
+        .where('thread_id', '=', threadId)
+        .where('sent_at', 'is not', null)
+        .orderBy('sent_at')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute()),
+    );
+  }
+  const unsentLimit = limit - rows.length;
+  if (unsentLimit > 0 && offset + rows.length < total) {
+    rows.push(
+      ...(await db
+        .selectFrom('thread_messages')
+        .selectAll()
+        .where('thread_id', '=', threadId)
+        .where('sent_at', 'is', null)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(unsentLimit)
+        .offset(Math.max(0, offset - sent))
+        .execute()),
+    );
+  }
+  return { items: rows.map(toThreadMessage), total };
+}

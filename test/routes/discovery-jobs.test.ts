@@ -1,0 +1,283 @@
+/**
+ * GET /{group}/{id}/sites/{siteId}/discovery-jobs and /discovery-jobs/{jobId}: fields, order
+ * (jobs newest first; queries oldest startedAt first, not started last), paging of both,
+ * isolation and scope.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../helpers/harness.js';
+
+const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+
+const site = (id: string, projectId: string) => ({
+  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+});
+const job = (id: string, siteId: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
+  id, siteId, type: 'prospect_discovery', status: 'completed', createdAt, updatedAt: createdAt, ...extra,
+});
+const query = (id: string, startedAt: string | null, extra: Record<string, unknown> = {}) => ({
+  id, query: `query ${id}`, status: startedAt ? 'completed' : 'pending', startedAt, ...extra,
+});
+
+const DOC = {
+  accounts: [
+    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
+    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
+  ],
+  projects: [
+    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
+  ],
+  sites: [site('site_a1', 'prj_a1'), site('site_a2', 'prj_a1'), site('site_a3', 'prj_a2'), site('site_b1', 'prj_b1')],
+  discoveryJobs: [
+    job('job_1', 'site_a1', T(1), {
+      currentAttempt: 1,
+      maxAttempts: 3,
+      scheduledAt: T(1),
+      completedAt: '2026-03-01T13:00:00+02:00',
+      updatedAt: T(2),
+      queries: [
+        // Out of order on purpose. Started: q_b and q_d tie (T2) → id; then q_a (T3). Not started: q_c, q_e by id.
+        query('q_e', null),
+        query('q_a', T(3), {
+          opportunityType: 'guest_post',
+          rawResultCount: 40,
+          uniqueCandidateCount: 25,
+          qualifiedCount: 7,
+          completedAt: T(3, 11),
+        }),
+        query('q_d', T(2), { status: 'failed', errorCode: 'SEARCH_TIMEOUT', hasError: true }),
+        query('q_c', null),
+        query('q_b', T(2)),
+      ],
+    }),
+    job('job_2', 'site_a1', T(2), { status: 'running', currentAttempt: 2 }),
+    // Ties job_2 on createdAt: id descending puts job_3 first.
+    job('job_3', 'site_a1', T(2), { type: 'contact_discovery', status: 'queued', subjectType: 'prospect', subjectId: 'prs_1', scheduledAt: T(4) }),
+    job('job_4', 'site_a1', T(3), { status: 'canceled', canceledAt: T(3, 12) }),
+    job('job_a2', 'site_a2', T(5)),
+    job('job_a3', 'site_a3', T(5)),
+    job('job_b', 'site_b1', T(5), { queries: [query('q_bb', T(5))] }),
+  ],
+};
+
+const JOB_ORDER = ['job_4', 'job_3', 'job_2', 'job_1'];
+const QUERY_ORDER = ['q_b', 'q_d', 'q_a', 'q_c', 'q_e'];
+
+const JOB_1 = {
+  id: 'job_1',
+  type: 'prospect_discovery',
+  status: 'completed',
+  subjectType: null,
+  subjectId: null,
+  currentAttempt: 1,
+  maxAttempts: 3,
+  scheduledAt: T(1),
+  canceledAt: null,
+  completedAt: T(1, 11),
+  createdAt: T(1),
+  updatedAt: T(2),
+};
+
+describe('discovery jobs', () => {
+  let t: TestServer;
+  let token: string;
+  const ids = (items: { id: string }[]) => items.map((d) => d.id);
+  const LIST = '/projects/prj_a1/sites/site_a1/discovery-jobs';
+  const DETAIL = `${LIST}/job_1`;
+
+  before(async () => {
+    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
+    token = t.mintToken('acct_a', ['prospects:read']);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  describe('GET /sites/{siteId}/discovery-jobs', () => {
+    it("lists the site's jobs newest first with every field", async () => {
+      const res = await t.get(LIST, token);
+      assert.equal(res.status, 200);
+      assert.deepEqual(ids(res.body.data.data), JOB_ORDER);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 25, total: 4, hasMore: false });
+      assert.deepEqual(res.body.data.data[3], JOB_1);
+      assert.deepEqual(res.body.data.data[1], {
+        id: 'job_3',
+        type: 'contact_discovery',
+        status: 'queued',
+        subjectType: 'prospect',
+        subjectId: 'prs_1',
+        currentAttempt: 0,
+        maxAttempts: 3,
+        scheduledAt: T(4),
+        canceledAt: null,
+        completedAt: null,
+        createdAt: T(2),
+        updatedAt: T(2),
+      });
+      assert.equal(res.body.data.data[0].canceledAt, T(3, 12));
+      assert.equal('queries' in res.body.data.data[3], false, 'list items carry no queries');
+    });
+
+    it('answers identically under /workspaces', async () => {
+      const a = await t.get(`${LIST}?limit=3&page=1`, token);
+      const b = await t.get('/workspaces/prj_a1/sites/site_a1/discovery-jobs?limit=3&page=1', token);
+      assert.equal(b.status, 200);
+      assert.deepEqual(b.body, a.body);
+    });
+
+    it('pages with limit, reports hasMore and the true total past the end', async () => {
+      let res = await t.get(`${LIST}?limit=1`, token);
+      assert.deepEqual(ids(res.body.data.data), ['job_4']);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 1, total: 4, hasMore: true });
+      res = await t.get(`${LIST}?limit=3&page=2`, token);
+      assert.deepEqual(ids(res.body.data.data), ['job_1']);
+      assert.deepEqual(res.body.data.pagination, { page: 2, limit: 3, total: 4, hasMore: false });
+      res = await t.get(`${LIST}?limit=4`, token);
+      assert.equal(res.body.data.pagination.hasMore, false);
+      res = await t.get(`${LIST}?limit=4&page=2`, token);
+      assert.deepEqual(res.body.data, { data: [], pagination: { page: 2, limit: 4, total: 4, hasMore: false } });
+    });
+
+    it('validates page and limit before any lookup', async () => {
+      for (const [q, path] of [['limit=0', 'query.limit'], ['limit=200', 'query.limit'], ['page=0', 'query.page'], ['page=', 'query.page']]) {
+        const res = await t.get(`${LIST}?${q}`, token);
+        assert.equal(res.status, 422, q);
+        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], q);
+      }
+      assert.equal((await t.get('/projects/prj_b1/sites/site_b1/discovery-jobs?limit=0', token)).status, 422);
+    });
+
+    it('lists only the site asked for', async () => {
+      const res = await t.get('/projects/prj_a1/sites/site_a2/discovery-jobs', token);
+      assert.deepEqual(ids(res.body.data.data), ['job_a2']);
+      const b = await t.get('/projects/prj_b1/sites/site_b1/discovery-jobs', t.mintToken('acct_b', ['prospects:read']));
+      assert.deepEqual(ids(b.body.data.data), ['job_b']);
+    });
+
+    it("answers 404 for another account's project, a site of another project and unknown ids", async () => {
+      for (const path of [
+        '/projects/prj_b1/sites/site_b1/discovery-jobs',
+        '/workspaces/prj_b1/sites/site_b1/discovery-jobs',
+        '/projects/prj_a1/sites/site_b1/discovery-jobs',
+        '/projects/prj_a1/sites/site_a3/discovery-jobs',
+        '/projects/prj_a1/sites/site_nope/discovery-jobs',
+      ]) {
+        const res = await t.get(path, token);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.error.code, 'NOT_FOUND');
+      }
+    });
+
+    it('requires prospects:read', async () => {
+      const res = await t.get(LIST, t.mintToken('acct_a', ['outreach:read', 'sites:read', 'contacts:write']));
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
+    });
+  });
+
+  describe('GET /sites/{siteId}/discovery-jobs/{jobId}', () => {
+    it('returns the job, queryCount and its queries oldest startedAt first, not started last', async () => {
+      const res = await t.get(DETAIL, token);
+      assert.equal(res.status, 200);
+      const { job: j, queryCount, queries, pagination, ...rest } = res.body.data;
+      assert.deepEqual(rest, {});
+      assert.deepEqual(j, JOB_1);
+      assert.equal(queryCount, 5);
+      assert.deepEqual(ids(queries), QUERY_ORDER);
+      assert.deepEqual(pagination, { page: 1, limit: 25, total: 5, hasMore: false });
+      assert.deepEqual(queries[2], {
+        id: 'q_a',
+        query: 'query q_a',
+        status: 'completed',
+        opportunityType: 'guest_post',
+        rawResultCount: 40,
+        uniqueCandidateCount: 25,
+        qualifiedCount: 7,
+        startedAt: T(3),
+        completedAt: T(3, 11),
+        errorCode: null,
+        hasError: false,
+      });
+      assert.deepEqual(queries[1], {
+        id: 'q_d',
+        query: 'query q_d',
+        status: 'failed',
+        opportunityType: null,
+        rawResultCount: 0,
+        uniqueCandidateCount: 0,
+        qualifiedCount: 0,
+        startedAt: T(2),
+        completedAt: null,
+        errorCode: 'SEARCH_TIMEOUT',
+        hasError: true,
+      });
+      assert.equal(queries[3].startedAt, null);
+      assert.equal(queries[3].status, 'pending');
+    });
+
+    it('answers identically under /workspaces', async () => {
+      const a = await t.get(`${DETAIL}?limit=2&page=2`, token);
+      const b = await t.get('/workspaces/prj_a1/sites/site_a1/discovery-jobs/job_1?limit=2&page=2', token);
+      assert.equal(b.status, 200);
+      assert.deepEqual(b.body, a.body);
+    });
+
+    it('pages the queries across started and not started; queryCount counts them all', async () => {
+      const pages: string[][] = [];
+      for (let p = 1; p <= 3; p++) {
+        const res = await t.get(`${DETAIL}?limit=2&page=${p}`, token);
+        pages.push(ids(res.body.data.queries));
+        assert.equal(res.body.data.queryCount, 5);
+        assert.deepEqual(res.body.data.pagination, { page: p, limit: 2, total: 5, hasMore: p < 3 });
+      }
+      assert.deepEqual(pages, [['q_b', 'q_d'], ['q_a', 'q_c'], ['q_e']]);
+      for (const limit of [1, 3, 4]) {
+        const all: string[] = [];
+        for (let p = 1; (p - 1) * limit < 5; p++) all.push(...ids((await t.get(`${DETAIL}?limit=${limit}&page=${p}`, token)).body.data.queries));
+        assert.deepEqual(all, QUERY_ORDER, `limit ${limit}`);
+      }
+      let res = await t.get(`${DETAIL}?limit=1`, token);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 1, total: 5, hasMore: true });
+      res = await t.get(`${DETAIL}?limit=5&page=2`, token);
+      assert.deepEqual(res.body.data.queries, []);
+      assert.deepEqual(res.body.data.pagination, { page: 2, limit: 5, total: 5, hasMore: false });
+      assert.deepEqual(res.body.data.job, JOB_1);
+      res = await t.get(`${LIST}/job_2`, token);
+      assert.equal(res.body.data.queryCount, 0);
+      assert.deepEqual(res.body.data.queries, []);
+    });
+
+    it('validates page and limit', async () => {
+      for (const [q, path] of [['limit=0', 'query.limit'], ['limit=x', 'query.limit'], ['page=0', 'query.page']]) {
+        const res = await t.get(`${DETAIL}?${q}`, token);
+        assert.equal(res.status, 422, q);
+        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], q);
+      }
+    });
+
+    it('answers 404 for a job through the wrong site, project or account', async () => {
+      for (const path of [
+        '/projects/prj_a1/sites/site_a1/discovery-jobs/job_a2',
+        '/projects/prj_a1/sites/site_a2/discovery-jobs/job_1',
+        '/projects/prj_a1/sites/site_a1/discovery-jobs/job_a3',
+        '/projects/prj_a1/sites/site_a3/discovery-jobs/job_a3',
+        '/projects/prj_a1/sites/site_a1/discovery-jobs/job_b',
+        '/projects/prj_b1/sites/site_b1/discovery-jobs/job_b',
+        '/workspaces/prj_b1/sites/site_b1/discovery-jobs/job_b',
+        '/projects/prj_a1/sites/site_a1/discovery-jobs/job_nope',
+      ]) {
+        const res = await t.get(path, token);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.error.code, 'NOT_FOUND');
+      }
+    });
+
+    it('requires prospects:read', async () => {
+      const res = await t.get(DETAIL, t.mintToken('acct_a', ['outreach:read']));
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
+    });
+  });
+});

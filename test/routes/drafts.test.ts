@@ -1,0 +1,277 @@
+/**
+ * GET /{group}/{id}/sites/{siteId}/drafts and /drafts/{draftId}: fields (message, prospect,
+ * contact), status filter, paging, order, isolation and scope.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DRAFT_STATUSES } from '../../src/schemas/enums.js';
+import { startTestServer, type TestServer } from '../helpers/harness.js';
+
+const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+
+const site = (id: string, projectId: string) => ({
+  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+});
+const prospect = (id: string, siteId: string, title: string | null) => ({
+  id, siteId, status: 'proposed', url: `https://${id}.example.org/post`, domain: `${id}.example.org`, title, createdAt: T(1), updatedAt: T(1),
+});
+const contact = (id: string, prospectId: string, extra: Record<string, unknown> = {}) => ({
+  id, prospectId, email: `${id}@example.org`, status: 'active', verificationStatus: 'unverified', createdAt: T(1), updatedAt: T(1), ...extra,
+});
+const message = (id: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
+  id, subject: `Subject ${id}`, body: `Body of ${id}, long enough.`, createdAt, updatedAt: createdAt, ...extra,
+});
+const draft = (id: string, siteId: string, prospectId: string, contactId: string, status: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
+  id, siteId, prospectId, contactId, status, purpose: 'guest_post', createdAt, updatedAt: createdAt, message: message(`msg_${id}`, createdAt), ...extra,
+});
+
+const DOC = {
+  accounts: [
+    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
+    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
+  ],
+  projects: [
+    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
+  ],
+  sites: [site('site_a1', 'prj_a1'), site('site_a2', 'prj_a1'), site('site_a3', 'prj_a2'), site('site_b1', 'prj_b1')],
+  prospects: [
+    prospect('prs_1', 'site_a1', 'The best camping gear of 2026'),
+    prospect('prs_2', 'site_a1', null),
+    prospect('prs_a2', 'site_a2', 'Shop roundup'),
+    prospect('prs_a3', 'site_a3', 'Other'),
+    prospect('prs_b', 'site_b1', 'Bravo'),
+  ],
+  contacts: [
+    contact('con_1', 'prs_1', { fullName: 'Ana Ruiz', role: 'Editor', company: 'Camping Weekly' }),
+    contact('con_2', 'prs_2'),
+    contact('con_a2', 'prs_a2'),
+    contact('con_a3', 'prs_a3'),
+    contact('con_b', 'prs_b'),
+  ],
+  drafts: [
+    draft('drf_1', 'site_a1', 'prs_1', 'con_1', 'draft', T(1), {
+      starredAt: '2026-03-02T12:30:00+02:00',
+      message: message('msg_drf_1', T(1), {
+        updatedAt: T(2),
+        personalization: { firstName: 'Ana', topics: ['tents', 'stoves'] },
+        groundingSummary: 'Ana wrote a roundup of camping gear.',
+        generationProvider: 'template',
+        generationModel: 'template-v1',
+      }),
+    }),
+    draft('drf_2', 'site_a1', 'prs_2', 'con_2', 'awaiting_approval', T(2)),
+    // drf_3 and drf_4 tie on createdAt: id descending decides.
+    draft('drf_3', 'site_a1', 'prs_1', 'con_1', 'changes_requested', T(3)),
+    draft('drf_4', 'site_a1', 'prs_2', 'con_2', 'approved', T(3)),
+    // No message yet; an offset date-time comes back in UTC.
+    draft('drf_5', 'site_a1', 'prs_1', 'con_1', 'draft', '2026-03-04T12:00:00+02:00', { message: null, purpose: null }),
+    draft('drf_a2', 'site_a2', 'prs_a2', 'con_a2', 'draft', T(5)),
+    draft('drf_a3', 'site_a3', 'prs_a3', 'con_a3', 'draft', T(5)),
+    draft('drf_b', 'site_b1', 'prs_b', 'con_b', 'draft', T(5)),
+  ],
+};
+
+/** site_a1's drafts, newest createdAt first, ties by id descending. */
+const ORDER = ['drf_5', 'drf_4', 'drf_3', 'drf_2', 'drf_1'];
+const STATUS_OF: Record<string, string> = { drf_1: 'draft', drf_2: 'awaiting_approval', drf_3: 'changes_requested', drf_4: 'approved', drf_5: 'draft' };
+
+const DRF_1 = {
+  id: 'drf_1',
+  prospectId: 'prs_1',
+  contactId: 'con_1',
+  status: 'draft',
+  purpose: 'guest_post',
+  starredAt: '2026-03-02T10:30:00.000Z',
+  createdAt: T(1),
+  updatedAt: T(1),
+  message: {
+    id: 'msg_drf_1',
+    subject: 'Subject msg_drf_1',
+    body: 'Body of msg_drf_1, long enough.',
+    personalization: { firstName: 'Ana', topics: ['tents', 'stoves'] },
+    groundingSummary: 'Ana wrote a roundup of camping gear.',
+    generationProvider: 'template',
+    generationModel: 'template-v1',
+    createdAt: T(1),
+    updatedAt: T(2),
+  },
+  prospect: { id: 'prs_1', title: 'The best camping gear of 2026', url: 'https://prs_1.example.org/post', domain: 'prs_1.example.org' },
+  contact: { id: 'con_1', fullName: 'Ana Ruiz', email: 'con_1@example.org', role: 'Editor', company: 'Camping Weekly' },
+};
+
+describe('drafts', () => {
+  let t: TestServer;
+  let token: string;
+  const ids = (body: any) => body.data.data.map((d: { id: string }) => d.id);
+  const LIST = '/projects/prj_a1/sites/site_a1/drafts';
+
+  before(async () => {
+    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
+    token = t.mintToken('acct_a', ['outreach:read']);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  describe('GET /sites/{siteId}/drafts', () => {
+    it("lists the site's drafts newest first with message, prospect and contact", async () => {
+      const res = await t.get(LIST, token);
+      assert.equal(res.status, 200);
+      assert.deepEqual(ids(res.body), ORDER);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 25, total: 5, hasMore: false });
+      assert.deepEqual(res.body.data.data[4], DRF_1);
+      assert.deepEqual(res.body.data.data[0], {
+        id: 'drf_5',
+        prospectId: 'prs_1',
+        contactId: 'con_1',
+        status: 'draft',
+        purpose: null,
+        starredAt: null,
+        createdAt: '2026-03-04T10:00:00.000Z',
+        updatedAt: '2026-03-04T10:00:00.000Z',
+        message: null,
+        prospect: DRF_1.prospect,
+        contact: DRF_1.contact,
+      });
+      // A prospect without a title and a contact without name, role or company.
+      assert.deepEqual(res.body.data.data[3].prospect, { id: 'prs_2', title: null, url: 'https://prs_2.example.org/post', domain: 'prs_2.example.org' });
+      assert.deepEqual(res.body.data.data[3].contact, { id: 'con_2', fullName: null, email: 'con_2@example.org', role: null, company: null });
+      assert.deepEqual(res.body.data.data[3].message.personalization, {});
+    });
+
+    it('answers identically under /workspaces', async () => {
+      const query = '?status=draft&limit=1&page=2';
+      const a = await t.get(`${LIST}${query}`, token);
+      const b = await t.get(`/workspaces/prj_a1/sites/site_a1/drafts${query}`, token);
+      assert.equal(b.status, 200);
+      assert.deepEqual(ids(a.body), ['drf_1']);
+      assert.deepEqual(b.body, a.body);
+    });
+
+    it('filters by each status value', async () => {
+      for (const status of DRAFT_STATUSES) {
+        const res = await t.get(`${LIST}?status=${status}`, token);
+        assert.equal(res.status, 200, status);
+        const expected = ORDER.filter((id) => STATUS_OF[id] === status);
+        assert.deepEqual(ids(res.body), expected, status);
+        assert.equal(res.body.data.pagination.total, expected.length, status);
+      }
+    });
+
+    it('rejects an unknown status with 422 and details, before any lookup', async () => {
+      for (const bad of ['sent', 'DRAFT', '']) {
+        const res = await t.get(`${LIST}?status=${bad}`, token);
+        assert.equal(res.status, 422, bad);
+        assert.equal(res.body.error.code, 'VALIDATION_ERROR');
+        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['query.status']);
+      }
+      const res = await t.get('/projects/prj_b1/sites/site_b1/drafts?status=sent', token);
+      assert.equal(res.status, 422);
+    });
+
+    it('pages with limit, reports hasMore and the true total past the end', async () => {
+      let res = await t.get(`${LIST}?limit=1`, token);
+      assert.deepEqual(ids(res.body), ['drf_5']);
+      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 1, total: 5, hasMore: true });
+      res = await t.get(`${LIST}?limit=2&page=2`, token);
+      assert.deepEqual(ids(res.body), ['drf_3', 'drf_2']);
+      assert.equal(res.body.data.pagination.hasMore, true);
+      res = await t.get(`${LIST}?limit=2&page=3`, token);
+      assert.deepEqual(ids(res.body), ['drf_1']);
+      assert.deepEqual(res.body.data.pagination, { page: 3, limit: 2, total: 5, hasMore: false });
+      res = await t.get(`${LIST}?limit=5`, token);
+      assert.equal(res.body.data.pagination.hasMore, false);
+      res = await t.get(`${LIST}?status=approved&page=4`, token);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body.data, { data: [], pagination: { page: 4, limit: 25, total: 1, hasMore: false } });
+    });
+
+    it('validates page and limit', async () => {
+      for (const [query, path] of [['limit=0', 'query.limit'], ['limit=101', 'query.limit'], ['limit=x', 'query.limit'], ['page=0', 'query.page'], ['page=2.5', 'query.page']]) {
+        const res = await t.get(`${LIST}?${query}`, token);
+        assert.equal(res.status, 422, query);
+        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], query);
+      }
+    });
+
+    it('lists only the site asked for', async () => {
+      const res = await t.get('/projects/prj_a1/sites/site_a2/drafts', token);
+      assert.deepEqual(ids(res.body), ['drf_a2']);
+      const b = await t.get('/projects/prj_b1/sites/site_b1/drafts', t.mintToken('acct_b', ['outreach:read']));
+      assert.deepEqual(ids(b.body), ['drf_b']);
+    });
+
+    it("answers 404 for another account's project, a site of another project and unknown ids", async () => {
+      for (const path of [
+        '/projects/prj_b1/sites/site_b1/drafts',
+        '/workspaces/prj_b1/sites/site_b1/drafts',
+        '/projects/prj_a1/sites/site_b1/drafts',
+        '/projects/prj_a1/sites/site_a3/drafts',
+        '/projects/prj_a1/sites/site_nope/drafts',
+        '/projects/prj_nope/sites/site_a1/drafts',
+      ]) {
+        const res = await t.get(path, token);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.error.code, 'NOT_FOUND');
+      }
+    });
+
+    it('requires outreach:read', async () => {
+      const res = await t.get(LIST, t.mintToken('acct_a', ['outreach:write', 'outreach:send', 'prospects:read', 'sites:read']));
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
+    });
+  });
+
+  describe('GET /sites/{siteId}/drafts/{draftId}', () => {
+    it('returns the draft with its current message, prospect and contact', async () => {
+      const res = await t.get('/projects/prj_a1/sites/site_a1/drafts/drf_1', token);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body.data, DRF_1);
+      const none = await t.get('/projects/prj_a1/sites/site_a1/drafts/drf_5', token);
+      assert.equal(none.status, 200);
+      assert.equal(none.body.data.message, null);
+    });
+
+    it('answers identically under /workspaces', async () => {
+      const a = await t.get('/projects/prj_a1/sites/site_a1/drafts/drf_3', token);
+      const b = await t.get('/workspaces/prj_a1/sites/site_a1/drafts/drf_3', token);
+      assert.equal(b.status, 200);
+      assert.deepEqual(b.body, a.body);
+    });
+
+    it('shows the message drafts.message_id points at, not an older one', async () => {
+      const now = T(9);
+      t.store.sqlite
+        .prepare("INSERT INTO draft_messages (id, draft_id, subject, body, created_at, updated_at) VALUES ('msg_drf_2_old', 'drf_2', 'Old', 'Old body text here', ?, ?)")
+        .run(now, now);
+      const res = await t.get('/projects/prj_a1/sites/site_a1/drafts/drf_2', token);
+      assert.equal(res.body.data.message.id, 'msg_drf_2');
+    });
+
+    it('answers 404 for a draft through the wrong site, project or account', async () => {
+      for (const path of [
+        '/projects/prj_a1/sites/site_a1/drafts/drf_a2',
+        '/projects/prj_a1/sites/site_a2/drafts/drf_1',
+        '/projects/prj_a1/sites/site_a1/drafts/drf_a3',
+        '/projects/prj_a1/sites/site_a3/drafts/drf_a3',
+        '/projects/prj_a1/sites/site_a1/drafts/drf_b',
+        '/projects/prj_b1/sites/site_b1/drafts/drf_b',
+        '/workspaces/prj_b1/sites/site_b1/drafts/drf_b',
+        '/projects/prj_a1/sites/site_a1/drafts/drf_nope',
+      ]) {
+        const res = await t.get(path, token);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.error.code, 'NOT_FOUND');
+      }
+    });
+
+    it('requires outreach:read', async () => {
+      const res = await t.get('/projects/prj_a1/sites/site_a1/drafts/drf_1', t.mintToken('acct_a', ['outreach:write']));
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
+    });
+  });
+});

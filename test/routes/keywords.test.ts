@@ -1,0 +1,119 @@
+/** GET /{group}/{id}/sites/{siteId}/keywords: fields, order, paging, isolation and scope. */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../helpers/harness.js';
+
+const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+
+const site = (id: string, projectId: string) => ({
+  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+});
+
+const DOC = {
+  accounts: [
+    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
+    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
+  ],
+  projects: [
+    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
+  ],
+  sites: [site('site_a1', 'prj_a1'), site('site_a2', 'prj_a1'), site('site_a3', 'prj_a2'), site('site_b1', 'prj_b1')],
+  keywords: [
+    { id: 'kw_1', siteId: 'site_a1', keyword: 'camping tents', createdAt: T(1) },
+    { id: 'kw_2', siteId: 'site_a1', keyword: 'ultralight stove', createdAt: '2026-03-02T12:00:00+02:00' },
+    // Ties kw_2 on createdAt: id descending puts kw_3 first.
+    { id: 'kw_3', siteId: 'site_a1', keyword: 'sleeping bags', createdAt: T(2) },
+    { id: 'kw_a2', siteId: 'site_a2', keyword: 'shop', createdAt: T(3) },
+    { id: 'kw_a3', siteId: 'site_a3', keyword: 'other', createdAt: T(3) },
+    { id: 'kw_b', siteId: 'site_b1', keyword: 'bravo', createdAt: T(3) },
+  ],
+};
+
+const ORDER = ['kw_3', 'kw_2', 'kw_1'];
+
+describe('keywords', () => {
+  let t: TestServer;
+  let token: string;
+  const ids = (body: any) => body.data.data.map((d: { id: string }) => d.id);
+  const LIST = '/projects/prj_a1/sites/site_a1/keywords';
+
+  before(async () => {
+    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
+    token = t.mintToken('acct_a', ['sites:read']);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it("lists the site's keywords newest first", async () => {
+    const res = await t.get(LIST, token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(ids(res.body), ORDER);
+    assert.deepEqual(res.body.data.pagination, { page: 1, limit: 25, total: 3, hasMore: false });
+    assert.deepEqual(res.body.data.data, [
+      { id: 'kw_3', siteId: 'site_a1', keyword: 'sleeping bags', createdAt: T(2) },
+      { id: 'kw_2', siteId: 'site_a1', keyword: 'ultralight stove', createdAt: T(2) },
+      { id: 'kw_1', siteId: 'site_a1', keyword: 'camping tents', createdAt: T(1) },
+    ]);
+  });
+
+  it('answers identically under /workspaces', async () => {
+    const a = await t.get(`${LIST}?limit=2&page=2`, token);
+    const b = await t.get('/workspaces/prj_a1/sites/site_a1/keywords?limit=2&page=2', token);
+    assert.equal(b.status, 200);
+    assert.deepEqual(b.body, a.body);
+  });
+
+  it('pages with limit, reports hasMore and the true total past the end', async () => {
+    let res = await t.get(`${LIST}?limit=1`, token);
+    assert.deepEqual(ids(res.body), ['kw_3']);
+    assert.deepEqual(res.body.data.pagination, { page: 1, limit: 1, total: 3, hasMore: true });
+    res = await t.get(`${LIST}?limit=2&page=2`, token);
+    assert.deepEqual(ids(res.body), ['kw_1']);
+    assert.deepEqual(res.body.data.pagination, { page: 2, limit: 2, total: 3, hasMore: false });
+    res = await t.get(`${LIST}?limit=3`, token);
+    assert.equal(res.body.data.pagination.hasMore, false);
+    res = await t.get(`${LIST}?page=5`, token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data, { data: [], pagination: { page: 5, limit: 25, total: 3, hasMore: false } });
+  });
+
+  it('validates page and limit before any lookup', async () => {
+    for (const [q, path] of [['limit=0', 'query.limit'], ['limit=101', 'query.limit'], ['limit=', 'query.limit'], ['page=0', 'query.page']]) {
+      const res = await t.get(`${LIST}?${q}`, token);
+      assert.equal(res.status, 422, q);
+      assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], q);
+    }
+    assert.equal((await t.get('/projects/prj_b1/sites/site_b1/keywords?page=0', token)).status, 422);
+  });
+
+  it('lists only the site asked for', async () => {
+    const res = await t.get('/projects/prj_a1/sites/site_a2/keywords', token);
+    assert.deepEqual(ids(res.body), ['kw_a2']);
+    const b = await t.get('/projects/prj_b1/sites/site_b1/keywords', t.mintToken('acct_b', ['sites:read']));
+    assert.deepEqual(ids(b.body), ['kw_b']);
+  });
+
+  it("answers 404 for another account's project, a site of another project and unknown ids", async () => {
+    for (const path of [
+      '/projects/prj_b1/sites/site_b1/keywords',
+      '/workspaces/prj_b1/sites/site_b1/keywords',
+      '/projects/prj_a1/sites/site_b1/keywords',
+      '/projects/prj_a1/sites/site_a3/keywords',
+      '/projects/prj_a2/sites/site_a1/keywords',
+      '/projects/prj_a1/sites/site_nope/keywords',
+    ]) {
+      const res = await t.get(path, token);
+      assert.equal(res.status, 404, path);
+      assert.equal(res.body.error.code, 'NOT_FOUND');
+    }
+  });
+
+  it('requires sites:read', async () => {
+    const res = await t.get(LIST, t.mintToken('acct_a', ['prospects:read', 'projects:read', 'workspaces:read']));
+    assert.equal(res.status, 403);
+    assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * GET /{group}/{id}/sites/{siteId}/pipeline: counts by status of the site's prospects, drafts,
+ * threads and backlinks (every status present, 0 when none), isolation and scope.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../../src/schemas/enums.js';
+import { startTestServer, type TestServer } from '../helpers/harness.js';
+
+const T = (day: number) => `2026-03-${String(day).padStart(2, '0')}T10:00:00.000Z`;
+
+const site = (id: string, projectId: string) => ({
+  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+});
+const prospect = (id: string, siteId: string, status: string) => ({
+  id, siteId, status, url: `https://${id}.example.org/`, domain: `${id}.example.org`, createdAt: T(1), updatedAt: T(1),
+});
+const contact = (id: string, prospectId: string) => ({
+  id, prospectId, email: `${id}@example.org`, status: 'active', verificationStatus: 'unverified', createdAt: T(1), updatedAt: T(1),
+});
+const draft = (id: string, siteId: string, prospectId: string, contactId: string, status: string) => ({
+  id, siteId, prospectId, contactId, status, createdAt: T(2), updatedAt: T(2),
+});
+const thread = (id: string, siteId: string, prospectId: string, contactId: string, status: string) => ({
+  id, siteId, prospectId, contactId, threadId: `gm-${id}`, status, outcome: 'none', classification: 'unclassified', updatedAt: T(2),
+});
+const backlink = (id: string, siteId: string, status: string) => ({
+  id, siteId, source: 'outreach', acquisitionOrigin: 'unknown', sourceUrl: `https://${id}.example.org/`, targetUrl: 'https://acme.test/', status,
+  createdAt: T(2), updatedAt: T(2),
+});
+
+const DOC = {
+  accounts: [
+    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
+    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
+  ],
+  projects: [
+    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
+    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
+  ],
+  sites: [site('site_a1', 'prj_a1'), site('site_a2', 'prj_a1'), site('site_a3', 'prj_a2'), site('site_b1', 'prj_b1')],
+  prospects: [
+    prospect('prs_1', 'site_a1', 'proposed'),
+    prospect('prs_2', 'site_a1', 'proposed'),
+    prospect('prs_3', 'site_a1', 'blocked'),
+    prospect('prs_a3', 'site_a3', 'rejected'),
+    prospect('prs_b', 'site_b1', 'rejected'),
+  ],
+  contacts: [contact('con_1', 'prs_1'), contact('con_2', 'prs_2'), contact('con_a3', 'prs_a3'), contact('con_b', 'prs_b')],
+  drafts: [
+    draft('drf_1', 'site_a1', 'prs_1', 'con_1', 'draft'),
+    draft('drf_2', 'site_a1', 'prs_1', 'con_1', 'approved'),
+    draft('drf_3', 'site_a1', 'prs_2', 'con_2', 'approved'),
+    draft('drf_a3', 'site_a3', 'prs_a3', 'con_a3', 'awaiting_approval'),
+    draft('drf_b', 'site_b1', 'prs_b', 'con_b', 'changes_requested'),
+  ],
+  threads: [
+    thread('thr_1', 'site_a1', 'prs_1', 'con_1', 'open'),
+    thread('thr_2', 'site_a1', 'prs_2', 'con_2', 'replied'),
+    thread('thr_3', 'site_a1', 'prs_2', 'con_2', 'replied'),
+    thread('thr_4', 'site_a1', 'prs_1', 'con_1', 'closed'),
+    thread('thr_a3', 'site_a3', 'prs_a3', 'con_a3', 'awaiting_reply'),
+  ],
+  backlinks: [
+    backlink('bl_1', 'site_a1', 'live'),
+    backlink('bl_2', 'site_a1', 'live'),
+    backlink('bl_3', 'site_a1', 'lost'),
+    backlink('bl_4', 'site_a1', 'pending'),
+    backlink('bl_a2', 'site_a2', 'error'),
+    backlink('bl_b', 'site_b1', 'closed'),
+  ],
+};
+
+const zeros = (values: readonly string[]) => Object.fromEntries(values.map((v) => [v, 0]));
+const EMPTY = {
+  prospects: zeros(PROSPECT_STATUSES),
+  drafts: zeros(DRAFT_STATUSES),
+  threads: zeros(THREAD_STATUSES),
+  backlinks: zeros(BACKLINK_STATUSES),
+};
+
+describe('pipeline', () => {
+  let t: TestServer;
+  let token: string;
+  const PATH = '/projects/prj_a1/sites/site_a1/pipeline';
+
+  before(async () => {
+    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
+    token = t.mintToken('acct_a', ['prospects:read']);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it("counts the site's records by status, every status present", async () => {
+    const res = await t.get(PATH, token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data, {
+      siteId: 'site_a1',
+      prospects: { proposed: 2, rejected: 0, blocked: 1 },
+      drafts: { draft: 1, awaiting_approval: 0, changes_requested: 0, approved: 2 },
+      threads: { open: 1, awaiting_reply: 0, replied: 2, closed: 1 },
+      backlinks: { pending: 1, live: 2, changed: 0, lost: 1, blocked: 0, error: 0, closed: 0 },
+    });
+  });
+
+  it('answers identically under /workspaces', async () => {
+    const a = await t.get(PATH, token);
+    const b = await t.get('/workspaces/prj_a1/sites/site_a1/pipeline', token);
+    assert.equal(b.status, 200);
+    assert.deepEqual(b.body, a.body);
+  });
+
+  it('counts only the site asked for; zeros for an empty site', async () => {
+    let res = await t.get('/projects/prj_a1/sites/site_a2/pipeline', token);
+    assert.deepEqual(res.body.data, { siteId: 'site_a2', ...EMPTY, backlinks: { ...EMPTY.backlinks, error: 1 } });
+    res = await t.get('/projects/prj_a2/sites/site_a3/pipeline', token);
+    assert.deepEqual(res.body.data, {
+      siteId: 'site_a3',
+      prospects: { ...EMPTY.prospects, rejected: 1 },
+      drafts: { ...EMPTY.drafts, awaiting_approval: 1 },
+      threads: { ...EMPTY.threads, awaiting_reply: 1 },
+      backlinks: EMPTY.backlinks,
+    });
+    res = await t.get('/projects/prj_b1/sites/site_b1/pipeline', t.mintToken('acct_b', ['prospects:read']));
+    assert.equal(res.body.data.drafts.changes_requested, 1);
+    assert.equal(res.body.data.backlinks.closed, 1);
+  });
+
+  it('follows writes at once', async () => {
+    t.store.sqlite.prepare("UPDATE threads SET status = 'closed' WHERE id = 'thr_1'").run();
+    const res = await t.get(PATH, token);
+    assert.deepEqual(res.body.data.threads, { open: 0, awaiting_reply: 0, replied: 2, closed: 2 });
+  });
+
+  it("answers 404 for another account's project, a site of another project and unknown ids", async () => {
+    for (const path of [
+      '/projects/prj_b1/sites/site_b1/pipeline',
+      '/workspaces/prj_b1/sites/site_b1/pipeline',
+      '/projects/prj_a1/sites/site_b1/pipeline',
+      '/projects/prj_a1/sites/site_a3/pipeline',
+      '/projects/prj_a1/sites/site_nope/pipeline',
+      '/projects/prj_nope/sites/site_a1/pipeline',
+    ]) {
+      const res = await t.get(path, token);
+      assert.equal(res.status, 404, path);
+      assert.equal(res.body.error.code, 'NOT_FOUND');
+    }
+  });
+
+  it('requires prospects:read', async () => {
+    const res = await t.get(PATH, t.mintToken('acct_a', ['sites:read', 'outreach:read', 'backlinks:read']));
+    assert.equal(res.status, 403);
+    assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
+  });
+});
