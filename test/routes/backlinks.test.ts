@@ -3,6 +3,7 @@
  * paging, order, checks, isolation and scope.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES } from '../../src/schemas/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
@@ -76,6 +77,26 @@ const DOC = {
 const ORDER = ['bl_5', 'bl_4', 'bl_3', 'bl_2', 'bl_1'];
 const STATUS_OF: Record<string, string> = { bl_1: 'live', bl_2: 'lost', bl_3: 'live', bl_4: 'pending', bl_5: 'error' };
 const SITE_OF: Record<string, string> = { bl_1: 'site_a1', bl_2: 'site_a1', bl_3: 'site_a2', bl_4: 'site_a2', bl_5: 'site_a1' };
+
+/** The small fixture, read as the document it is. */
+const SMALL = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'));
+
+/**
+ * What the API shows for a fixture record: each field of `shown` as the document has it; a field
+ * the document leaves out is null (an array empty, a boolean false); date-times in UTC.
+ */
+function fromFixture(record: Record<string, unknown>, shown: Record<string, unknown>) {
+  const value = (key: string) => {
+    const v = record[key];
+    return key.endsWith('At') && typeof v === 'string' ? new Date(v).toISOString() : v;
+  };
+  return Object.fromEntries(
+    Object.keys(shown).map((key) => [
+      key,
+      key in record ? value(key) : Array.isArray(shown[key]) ? [] : typeof shown[key] === 'boolean' ? false : null,
+    ]),
+  );
+}
 
 describe('backlinks', () => {
   let t: TestServer;
@@ -351,5 +372,54 @@ describe('backlinks', () => {
       assert.equal(res.status, 403);
       assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
     });
+  });
+});
+
+describe('backlinks of the small fixture', () => {
+  let t: TestServer;
+  let token: string;
+  const record = (id: string) => SMALL.backlinks.find((b: { id: string }) => b.id === id);
+
+  before(async () => {
+    t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0 } });
+    token = t.mintToken('acct_a', ['backlinks:read']);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it('lists every backlink of prj_a1 as the fixture has it, newest first', async () => {
+    const res = await t.get('/projects/prj_a1/backlinks', token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data.data.map((b: { id: string }) => b.id), ['bl_a1_3', 'bl_a2_1', 'bl_a1_1', 'bl_a1_2', 'bl_a1_4']);
+    for (const shown of res.body.data.data) {
+      const { checks: _checks, siteId, ...fields } = record(shown.id);
+      assert.deepEqual(shown, fromFixture({ siteId, ...fields }, shown), shown.id);
+    }
+    assert.deepEqual(res.body.data.pagination, { page: 1, limit: 25, total: 5, hasMore: false });
+  });
+
+  it('shows a backlink with its checks as the fixture has them', async () => {
+    const res = await t.get('/workspaces/prj_a1/backlinks/bl_a1_2', token);
+    assert.equal(res.status, 200);
+    const { checks, pagination, hasCheckError, ...fields } = res.body.data;
+    const { checks: expectedChecks, ...expectedFields } = record('bl_a1_2');
+    assert.deepEqual(fields, fromFixture(expectedFields, fields));
+    // chk_a1_4 (2026-03-09) is the newest check and has an error.
+    assert.equal(hasCheckError, true);
+    assert.deepEqual(checks.map((c: { id: string }) => c.id), ['chk_a1_4', 'chk_a1_3']);
+    for (const shown of checks) {
+      assert.deepEqual(shown, fromFixture(expectedChecks.find((c: { id: string }) => c.id === shown.id), shown), shown.id);
+    }
+    assert.deepEqual(pagination, { page: 1, limit: 25, total: 2, hasMore: false });
+    const bl1 = await t.get('/projects/prj_a1/backlinks/bl_a1_1', token);
+    assert.equal(bl1.body.data.hasCheckError, false);
+    assert.deepEqual(bl1.body.data.checks.map((c: { id: string }) => c.id), ['chk_a1_2', 'chk_a1_1']);
+  });
+
+  it("keeps acct_b's backlinks from acct_a", async () => {
+    for (const path of ['/projects/prj_b1/backlinks', '/projects/prj_a1/backlinks/bl_b1_1', '/projects/prj_a1/backlinks?siteId=site_b1']) {
+      assert.equal((await t.get(path, token)).status, 404, path);
+    }
   });
 });

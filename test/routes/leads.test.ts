@@ -3,6 +3,7 @@
  * order, isolation and scope.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES } from '../../src/schemas/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
@@ -112,6 +113,26 @@ const byId = new Map(LEADS.map((l) => [l.id, l]));
 const where = (pred: (l: LeadDoc) => boolean) => ALL_ORDER.filter((id) => pred(byId.get(id)!));
 const quality = (l: LeadDoc) => !l.dismissed && (l.tier === 'hot' || l.tier === 'warm');
 const notDismissed = (l: LeadDoc) => !l.dismissed;
+
+/** The small fixture, read as the document it is. */
+const SMALL = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'));
+
+/**
+ * What the API shows for a fixture record: each field of `shown` as the document has it; a field
+ * the document leaves out is null (an array empty, a boolean false); date-times in UTC.
+ */
+function fromFixture(record: Record<string, unknown>, shown: Record<string, unknown>) {
+  const value = (key: string) => {
+    const v = record[key];
+    return key.endsWith('At') && typeof v === 'string' ? new Date(v).toISOString() : v;
+  };
+  return Object.fromEntries(
+    Object.keys(shown).map((key) => [
+      key,
+      key in record ? value(key) : Array.isArray(shown[key]) ? [] : typeof shown[key] === 'boolean' ? false : null,
+    ]),
+  );
+}
 
 describe('leads', () => {
   let t: TestServer;
@@ -356,5 +377,52 @@ describe('leads', () => {
       const res = await t.get('/projects/prj_a1/leads/ld_1', t.mintToken('acct_a', ['sites:read']));
       assert.equal(res.status, 403);
     });
+  });
+});
+
+describe('leads of the small fixture', () => {
+  let t: TestServer;
+  let token: string;
+  /** The fixture record as the API shows it: a redacted lead without its text. */
+  const expected = (id: string) => {
+    const record = SMALL.leads.find((l: { id: string }) => l.id === id);
+    return record.redacted ? { ...record, title: null, body: null, evidenceQuote: null } : record;
+  };
+
+  before(async () => {
+    t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0 } });
+    token = t.mintToken('acct_a', ['leads:read']);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it('lists each view of prj_a1 as the fixture has it', async () => {
+    const views: [string, string[]][] = [
+      ['', ['ld_a1_1', 'ld_a1_3', 'ld_a1_2']],
+      ['?view=all', ['ld_a1_1', 'ld_a1_3', 'ld_a1_2', 'ld_a1_5']],
+      ['?view=archived', ['ld_a1_4']],
+    ];
+    for (const [query, ids] of views) {
+      const res = await t.get(`/projects/prj_a1/leads${query}`, token);
+      assert.equal(res.status, 200, query);
+      assert.deepEqual(res.body.data.data.map((l: { id: string }) => l.id), ids, query);
+      for (const shown of res.body.data.data) assert.deepEqual(shown, fromFixture(expected(shown.id), shown), shown.id);
+    }
+  });
+
+  it('shows the redacted lead without its text, and it is not found by it', async () => {
+    const res = await t.get('/workspaces/prj_a1/leads/ld_a1_3', token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data, fromFixture(expected('ld_a1_3'), res.body.data));
+    assert.equal(res.body.data.title, null);
+    const search = await t.get('/projects/prj_a1/leads?search=budget%20for%20new&view=all', token);
+    assert.deepEqual(search.body.data.data, []);
+  });
+
+  it("keeps acct_b's leads from acct_a", async () => {
+    for (const path of ['/projects/prj_b1/leads', '/projects/prj_a1/leads/ld_b1_1', '/projects/prj_a1/leads?siteId=site_b1']) {
+      assert.equal((await t.get(path, token)).status, 404, path);
+    }
   });
 });

@@ -3,6 +3,7 @@
  * fields, filters, search, paging, order, isolation and scope.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { PROSPECT_STATUSES } from '../../src/schemas/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
@@ -117,6 +118,26 @@ const DOC = {
 /** prj_a1's prospects, newest createdAt first, ties by id descending. */
 const ORDER = ['pr_4', 'pr_3', 'pr_2', 'pr_1'];
 const STATUS_OF: Record<string, string> = { pr_1: 'proposed', pr_2: 'rejected', pr_3: 'blocked', pr_4: 'proposed' };
+
+/** The small fixture, read as the document it is. */
+const SMALL = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'));
+
+/**
+ * What the API shows for a fixture record: each field of `shown` as the document has it; a field
+ * the document leaves out is null (an array empty, a boolean false); date-times in UTC.
+ */
+function fromFixture(record: Record<string, unknown>, shown: Record<string, unknown>) {
+  const value = (key: string) => {
+    const v = record[key];
+    return key.endsWith('At') && typeof v === 'string' ? new Date(v).toISOString() : v;
+  };
+  return Object.fromEntries(
+    Object.keys(shown).map((key) => [
+      key,
+      key in record ? value(key) : Array.isArray(shown[key]) ? [] : typeof shown[key] === 'boolean' ? false : null,
+    ]),
+  );
+}
 
 describe('prospects', () => {
   let t: TestServer;
@@ -355,5 +376,46 @@ describe('prospects', () => {
       res = await t.get('/projects/prj_a1/prospects/pr_1/contacts', t.mintToken('acct_a', ['contacts:read']));
       assert.equal(res.status, 200);
     });
+  });
+});
+
+describe('prospects and contacts of the small fixture', () => {
+  let t: TestServer;
+  let token: string;
+  const find = (collection: string, id: string) => SMALL[collection].find((r: { id: string }) => r.id === id);
+
+  before(async () => {
+    t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0 } });
+    token = t.mintToken('acct_a', ['prospects:read', 'contacts:read']);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it('lists and shows the prospects of prj_a1 as the fixture has them', async () => {
+    const res = await t.get('/projects/prj_a1/prospects', token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data.data.map((p: { id: string }) => p.id), ['prs_a1_3', 'prs_a1_2', 'prs_a1_1']);
+    for (const shown of res.body.data.data) assert.deepEqual(shown, fromFixture(find('prospects', shown.id), shown), shown.id);
+    const detail = await t.get('/workspaces/prj_a1/prospects/prs_a1_1', token);
+    assert.deepEqual(detail.body.data, fromFixture(find('prospects', 'prs_a1_1'), detail.body.data));
+    const hit = await t.get('/projects/prj_a1/prospects?search=HIKING%20boots', token);
+    assert.deepEqual(hit.body.data.data.map((p: { id: string }) => p.id), ['prs_a1_1']);
+  });
+
+  it('lists the contacts of a prospect as the fixture has them', async () => {
+    const res = await t.get('/projects/prj_a1/prospects/prs_a1_1/contacts', token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data.data.map((c: { id: string }) => c.id), ['ct_a1_2', 'ct_a1_1']);
+    for (const shown of res.body.data.data) {
+      const { prospectId: _prospectId, ...fields } = find('contacts', shown.id);
+      assert.deepEqual(shown, fromFixture(fields, shown), shown.id);
+    }
+  });
+
+  it("keeps acct_b's prospects and contacts from acct_a", async () => {
+    for (const path of ['/projects/prj_b1/prospects', '/projects/prj_a1/prospects/prs_b1_1', '/projects/prj_a1/prospects/prs_b1_1/contacts']) {
+      assert.equal((await t.get(path, token)).status, 404, path);
+    }
   });
 });
