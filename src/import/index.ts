@@ -1,0 +1,139 @@
+/**
+ * The import document (spec/import-format.md; decisions.md §12): `outreach-api import FILE`,
+ * `serve --import FILE`, the demo seed and the test fixtures all load data through here.
+ *
+ * One document, one transaction: every record is validated, its parents checked and its rows
+ * written in a single pass inside `store.transaction`; the first refusal rolls everything back
+ * and is reported as an `ImportError` naming the collection, index, id and field.
+ */
+import { readFileSync } from 'node:fs';
+import type { z } from '@hono/zod-openapi';
+import type { Store } from '../db/connection.js';
+import { COLLECTIONS, COLLECTION_NAMES, FieldError, ImportContext } from './collections.js';
+
+export type { ImportDocument, ImportRecord } from './collections.js';
+export { COLLECTION_NAMES } from './collections.js';
+
+export interface ImportSummary {
+  /**
+   * Records written per collection of the document (only the collections it has), plus the
+   * child rows written with them when there were any: `draftMessages`, `threadMessages`,
+   * `discoveryQueries`, `backlinkChecks`.
+   */
+  counts: Record<string, number>;
+}
+
+/**
+ * A refused import. `collection` is the document key (empty for a problem with the document
+ * itself), `index` the record's position in it (-1 when no record is concerned), `id` the
+ * record's id when it has one, `field` the offending field's path (e.g. `checks[0].checkedAt`)
+ * or null when the record as a whole is refused.
+ *
+ * Message: `backlinks[3] (id "bl_9"): status: Invalid option: expected one of "pending"|…`.
+ */
+export class ImportError extends Error {
+  override readonly name = 'ImportError';
+  constructor(
+    readonly collection: string,
+    readonly index: number,
+    readonly id: string | null,
+    readonly field: string | null,
+    readonly reason: string,
+  ) {
+    const where = index >= 0 ? `${collection}[${index}]${id === null ? '' : ` (id ${JSON.stringify(id)})`}: ` : collection ? `${collection}: ` : '';
+    super(`${where}${field ? `${field}: ` : ''}${reason}`);
+  }
+}
+
+const idOf = (record: unknown): string | null => {
+  const id = record && typeof record === 'object' ? (record as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? id : null;
+};
+
+/** `['checks', 0, 'checkedAt']` → `checks[0].checkedAt`. */
+const pathOf = (path: readonly PropertyKey[]): string | null =>
+  path.length === 0 ? null : path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
+
+/** Missing fields read "is required" rather than zod's "expected string, received undefined". */
+const parseOptions = {
+  error: (issue: { code?: string; input?: unknown }) => (issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : undefined),
+};
+
+function refuse(collection: string, index: number, record: unknown, error: z.ZodError): ImportError {
+  const issue = error.issues[0]!;
+  return new ImportError(collection, index, idOf(record), pathOf(issue.path), issue.message);
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Validates `doc` and writes it, all or nothing, in one transaction of `store`.
+ *
+ * Collections are imported parents first (accounts, tokens, projects, sites, keywords,
+ * blockedDomains, prospects, contacts, drafts, threads, emailConnections, emailSenders,
+ * discoveryJobs, leads, backlinks), whatever their order in the document. A record whose id
+ * already exists replaces it (with its checks, messages or queries).
+ *
+ * @param options.nowIso the import time (ISO 8601): `createdAt` of tokens and of records that
+ *   give none, and the instant at which tokens are counted as active. Default: now.
+ * @returns the number of records written per collection.
+ * @throws ImportError on the first refused record (bad field, unknown or mismatched parent,
+ *   an 11th active token, an unknown top-level key, a document that is not an object); the
+ *   database is then unchanged.
+ */
+export function importDocument(store: Store, doc: unknown, options: { nowIso?: string } = {}): ImportSummary {
+  if (!isPlainObject(doc)) throw new ImportError('', -1, null, null, 'the import document must be a JSON object of collections');
+  for (const [key, value] of Object.entries(doc)) {
+    if (!(COLLECTION_NAMES as readonly string[]).includes(key)) {
+      throw new ImportError('', -1, null, null, `unknown collection ${JSON.stringify(key)}; known: ${COLLECTION_NAMES.join(', ')}`);
+    }
+    if (!Array.isArray(value)) throw new ImportError(key, -1, null, null, 'must be an array of records');
+  }
+  const nowIso = options.nowIso ? new Date(options.nowIso).toISOString() : new Date().toISOString();
+
+  return store.transaction(() => {
+    const ctx = new ImportContext(store, nowIso);
+    const counts: Record<string, number> = {};
+    for (const collection of COLLECTIONS) {
+      const records = doc[collection.name] as unknown[] | undefined;
+      if (!records) continue;
+      const { schema, name } = collection;
+      const write = collection.write as (record: unknown, ctx: ImportContext) => void;
+      for (let index = 0; index < records.length; index++) {
+        const record = records[index];
+        const parsed = schema.safeParse(record, parseOptions);
+        if (!parsed.success) throw refuse(name, index, record, parsed.error);
+        try {
+          write(parsed.data, ctx);
+        } catch (error) {
+          if (error instanceof FieldError) throw new ImportError(name, index, idOf(record), error.field, error.message);
+          // A constraint the checks above did not foresee: still name the record.
+          throw new ImportError(name, index, idOf(record), null, (error as Error).message);
+        }
+      }
+      counts[name] = records.length;
+    }
+    return { counts: { ...counts, ...ctx.childCounts } };
+  });
+}
+
+/**
+ * Reads the JSON document at `path` and imports it (see `importDocument`).
+ * @throws ImportError when the file cannot be read or is not JSON, or when the import is refused.
+ */
+export function importFile(store: Store, path: string, options: { nowIso?: string } = {}): ImportSummary {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ImportError('', -1, null, null, `cannot read ${path}: ${(error as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new ImportError('', -1, null, null, `${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  return importDocument(store, doc, options);
+}

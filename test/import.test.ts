@@ -1,0 +1,375 @@
+/**
+ * The import document (spec/import-format.md): the small fixture, replacement on re-import,
+ * all-or-nothing refusals that name collection, index, id and field, and the token rules.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { openStore, type Store } from '../src/db/connection.js';
+import { migrate } from '../src/db/migrate.js';
+import { ImportError, importDocument, importFile } from '../src/import/index.js';
+import { hashToken } from '../src/tokens.js';
+
+const SMALL = new URL('./fixtures/small.json', import.meta.url).pathname;
+const NOW = '2026-11-01T12:00:00.000Z';
+const TABLES = [
+  'accounts', 'api_tokens', 'projects', 'sites', 'keywords', 'blocked_domains', 'prospects', 'contacts', 'drafts', 'draft_messages',
+  'threads', 'thread_messages', 'email_connections', 'email_senders', 'discovery_jobs', 'discovery_queries', 'leads', 'backlinks',
+  'backlink_checks',
+];
+
+type Doc = Record<string, Record<string, any>[]>;
+const small = (): Doc => JSON.parse(readFileSync(SMALL, 'utf8')) as Doc;
+
+describe('import', () => {
+  let dir: string;
+  let store: Store;
+  let n = 0;
+
+  const counts = () => Object.fromEntries(TABLES.map((t) => [t, (store.sqlite.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]));
+  const row = (sql: string, ...params: unknown[]) => store.sqlite.prepare(sql).get(...params) as Record<string, any>;
+
+  /** Runs `fn`, expects an ImportError, and checks that the database did not change. */
+  function refused(fn: () => unknown): ImportError {
+    const before = counts();
+    let caught: unknown;
+    try {
+      fn();
+    } catch (error) {
+      caught = error;
+    }
+    assert.ok(caught instanceof ImportError, `expected an ImportError, got ${String(caught)}`);
+    assert.deepEqual(counts(), before, 'a refused import writes nothing');
+    return caught;
+  }
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'outreach-import-'));
+  });
+  beforeEach(async () => {
+    await store?.close();
+    store = await openStore(join(dir, `import-${++n}.db`));
+    migrate(store);
+  });
+  after(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('the small fixture', () => {
+    it('imports, with one count per collection and per child collection', () => {
+      const doc = small();
+      const summary = importFile(store, SMALL, { nowIso: NOW });
+      for (const [name, records] of Object.entries(doc)) assert.equal(summary.counts[name], records.length, name);
+      assert.equal(summary.counts.backlinkChecks, doc.backlinks!.reduce((k, b) => k + (b.checks?.length ?? 0), 0));
+      assert.equal(summary.counts.threadMessages, doc.threads!.reduce((k, t) => k + t.messages.length, 0));
+      assert.equal(summary.counts.discoveryQueries, doc.discoveryJobs!.reduce((k, j) => k + j.queries.length, 0));
+      assert.equal(summary.counts.draftMessages, doc.drafts!.length);
+      const c = counts();
+      assert.equal(c.backlinks, doc.backlinks!.length);
+      assert.equal(c.backlink_checks, summary.counts.backlinkChecks);
+      assert.equal(c.leads, doc.leads!.length);
+      assert.equal(c.api_tokens, 0, 'the fixture declares no tokens');
+    });
+
+    it('fills the parent columns from the parent chain', () => {
+      importFile(store, SMALL, { nowIso: NOW });
+      assert.deepEqual({ ...row("SELECT site_id, project_id FROM contacts WHERE id = 'ct_a1_1'") }, { site_id: 'site_a1', project_id: 'prj_a1' });
+      assert.deepEqual(
+        { ...row("SELECT site_id, project_id, prospect_id, contact_id, message_id FROM drafts WHERE id = 'drf_a1_1'") },
+        { site_id: 'site_a1', project_id: 'prj_a1', prospect_id: 'prs_a1_1', contact_id: 'ct_a1_1', message_id: 'dmsg_a1_1' },
+      );
+      assert.equal(row("SELECT project_id FROM backlinks WHERE id = 'bl_a3_1'").project_id, 'prj_a2');
+      assert.equal(row("SELECT project_id FROM keywords WHERE id = 'kw_b1_1'").project_id, 'prj_b1');
+      assert.equal(row("SELECT provider_thread_id FROM threads WHERE id = 'thr_a1_1'").provider_thread_id, 'gmail-thread-a1-1');
+      assert.equal(row("SELECT project_id FROM email_senders WHERE id = 'snd_a1_1'").project_id, 'prj_a1');
+    });
+
+    it('stores date-times in UTC with milliseconds, booleans as 0/1, arrays and objects as JSON', () => {
+      importFile(store, SMALL, { nowIso: NOW });
+      // "2026-03-07T15:00:00+01:00" in the document.
+      assert.equal(row("SELECT sent_at FROM thread_messages WHERE id = 'tm_a1_2'").sent_at, '2026-03-07T14:00:00.000Z');
+      assert.equal(row("SELECT last_crawled_at FROM prospects WHERE id = 'prs_a1_1'").last_crawled_at, '2026-03-03T09:30:00.000Z');
+      assert.equal(row("SELECT has_error FROM backlink_checks WHERE id = 'chk_a1_4'").has_error, 1);
+      assert.deepEqual(JSON.parse(row("SELECT observed_rel FROM backlink_checks WHERE id = 'chk_a1_2'").observed_rel), ['nofollow']);
+      assert.deepEqual(JSON.parse(row("SELECT personalization FROM draft_messages WHERE id = 'dmsg_a1_1'").personalization), {
+        firstName: 'Ana',
+        article: 'The Best Hiking Boots of 2026',
+      });
+      assert.equal(row("SELECT cc_emails FROM thread_messages WHERE id = 'tm_a1_2'").cc_emails, '["ben@trailblog.example"]');
+    });
+
+    it('gives left-out fields null, empty or their default, and counts thread messages when counts are left out', () => {
+      importFile(store, SMALL, { nowIso: NOW });
+      const prospect = row("SELECT * FROM prospects WHERE id = 'prs_b1_1'");
+      assert.equal(prospect.title, "A beginner's guide to gravel riding");
+      assert.equal(prospect.description, null);
+      assert.equal(prospect.relevance_score, null);
+      assert.equal(prospect.contact_paths, '[]');
+      assert.equal(prospect.match_reasons, '[]');
+      assert.equal(row("SELECT personalization FROM draft_messages WHERE id = 'dmsg_a1_3'").personalization, '{}');
+      assert.equal(row("SELECT plan_expires_at FROM accounts WHERE id = 'acct_b'").plan_expires_at, null);
+      // thr_b1_1 gives no counts: they come from its messages.
+      assert.deepEqual(
+        { ...row("SELECT inbound_count, outbound_count, last_inbound_at, last_outbound_at FROM threads WHERE id = 'thr_b1_1'") },
+        { inbound_count: 1, outbound_count: 1, last_inbound_at: '2026-03-06T11:00:00.000Z', last_outbound_at: '2026-03-06T09:00:00.000Z' },
+      );
+      const message = row("SELECT status, attempts, next_attempt_at FROM thread_messages WHERE id = 'tm_b1_1'");
+      assert.deepEqual({ ...message }, { status: 'sent', attempts: 0, next_attempt_at: null });
+    });
+
+    it('keeps the text of a redacted lead in the store (the API hides it) and the dismissed flag', () => {
+      importFile(store, SMALL, { nowIso: NOW });
+      const lead = row("SELECT title, body, evidence_quote, redacted FROM leads WHERE id = 'ld_a1_3'");
+      assert.equal(lead.redacted, 1);
+      assert.ok(lead.title && lead.body && lead.evidence_quote);
+      assert.equal(row("SELECT dismissed FROM leads WHERE id = 'ld_a1_4'").dismissed, 1);
+    });
+
+    it('defaults createdAt/updatedAt to each other, then to the import time', () => {
+      importDocument(
+        store,
+        {
+          accounts: [{ id: 'acct_x', email: 'x@x.test', name: 'X', plan: 'free' }],
+          projects: [{ id: 'prj_x', accountId: 'acct_x', name: 'X', updatedAt: '2026-05-01T00:00:00Z' }],
+        },
+        { nowIso: NOW },
+      );
+      assert.deepEqual({ ...row("SELECT created_at, updated_at FROM accounts WHERE id = 'acct_x'") }, { created_at: NOW, updated_at: NOW });
+      const project = row("SELECT created_at, updated_at FROM projects WHERE id = 'prj_x'");
+      assert.deepEqual({ ...project }, { created_at: '2026-05-01T00:00:00.000Z', updated_at: '2026-05-01T00:00:00.000Z' });
+    });
+
+    it('takes parents from the database when the document does not have them', () => {
+      importFile(store, SMALL, { nowIso: NOW });
+      const summary = importDocument(store, {
+        backlinks: [{ id: 'bl_new', siteId: 'site_a2', source: 'outreach', acquisitionOrigin: 'unknown', sourceUrl: 'https://x.example/', targetUrl: 'https://shop.acme.test/', status: 'live' }],
+        contacts: [{ id: 'ct_new', prospectId: 'prs_a1_2', email: 'new@campingtips.example', status: 'active', verificationStatus: 'unverified' }],
+        drafts: [{ id: 'drf_new', siteId: 'site_a1', prospectId: 'prs_a1_2', contactId: 'ct_new', status: 'draft' }],
+      });
+      assert.deepEqual(summary.counts, { contacts: 1, drafts: 1, backlinks: 1 });
+      assert.equal(row("SELECT project_id FROM backlinks WHERE id = 'bl_new'").project_id, 'prj_a1');
+      assert.equal(row("SELECT message_id FROM drafts WHERE id = 'drf_new'").message_id, null);
+    });
+  });
+
+  describe('re-import', () => {
+    it('is idempotent: the same document twice leaves the same rows', () => {
+      importFile(store, SMALL, { nowIso: NOW });
+      const once = counts();
+      const dump = () => store.sqlite.prepare('SELECT * FROM backlink_checks ORDER BY id').all();
+      const checks = dump();
+      importFile(store, SMALL, { nowIso: NOW });
+      assert.deepEqual(counts(), once);
+      assert.deepEqual(dump(), checks);
+      assert.equal((store.sqlite.prepare('SELECT count(*) AS n FROM leads_fts').get() as { n: number }).n, once.leads);
+    });
+
+    it('replaces a record and its checks, messages and queries with the document’s', () => {
+      importFile(store, SMALL, { nowIso: NOW });
+      const doc = small();
+      const bl = doc.backlinks!.find((b) => b.id === 'bl_a1_1')!;
+      bl.status = 'lost';
+      bl.checks = [bl.checks[0]];
+      const thread = doc.threads!.find((t) => t.id === 'thr_a1_1')!;
+      thread.messages = thread.messages.slice(0, 1);
+      const job = doc.discoveryJobs!.find((j) => j.id === 'job_a1_1')!;
+      job.queries = [];
+      const draft = doc.drafts!.find((d) => d.id === 'drf_a1_1')!;
+      draft.message = { ...draft.message, id: 'dmsg_a1_1_v2', subject: 'A new subject' };
+      importDocument(store, { backlinks: [bl], threads: [thread], discoveryJobs: [job], drafts: [draft] });
+      assert.equal(row("SELECT status FROM backlinks WHERE id = 'bl_a1_1'").status, 'lost');
+      assert.deepEqual(store.sqlite.prepare("SELECT id FROM backlink_checks WHERE backlink_id = 'bl_a1_1'").all(), [{ id: 'chk_a1_1' }]);
+      assert.deepEqual(store.sqlite.prepare("SELECT id FROM thread_messages WHERE thread_id = 'thr_a1_1'").all(), [{ id: 'tm_a1_1' }]);
+      assert.equal(row("SELECT count(*) AS n FROM discovery_queries WHERE job_id = 'job_a1_1'").n, 0);
+      assert.deepEqual(store.sqlite.prepare("SELECT id, subject FROM draft_messages WHERE draft_id = 'drf_a1_1'").all(), [{ id: 'dmsg_a1_1_v2', subject: 'A new subject' }]);
+      assert.equal(row("SELECT message_id FROM drafts WHERE id = 'drf_a1_1'").message_id, 'dmsg_a1_1_v2');
+    });
+
+    it('replaces a parent in place, without deleting the records below it', () => {
+      importFile(store, SMALL, { nowIso: NOW });
+      const before = counts();
+      const doc = small();
+      importDocument(store, {
+        accounts: doc.accounts!.map((a) => ({ ...a, name: `${a.name} (renamed)` })),
+        projects: doc.projects,
+        sites: doc.sites!.map((s) => ({ ...s, name: `${s.name} (renamed)` })),
+        prospects: doc.prospects,
+      });
+      assert.deepEqual(counts(), before);
+      assert.equal(row("SELECT name FROM sites WHERE id = 'site_a1'").name, 'Acme Blog (renamed)');
+      // The prospect FTS index follows the replaced rows.
+      const hits = store.sqlite.prepare("SELECT count(*) AS n FROM prospects_fts WHERE prospects_fts MATCH '\"hiking boots\"'").get() as { n: number };
+      assert.equal(hits.n, 1);
+    });
+  });
+
+  describe('refusals', () => {
+    beforeEach(() => {
+      importFile(store, SMALL, { nowIso: NOW });
+    });
+
+    /** The small fixture plus a new account first, so a refusal must also undo earlier writes. */
+    const withBad = (mutate: (doc: Doc) => void): Doc => {
+      const doc = small();
+      doc.accounts!.push({ id: 'acct_new', email: 'new@new.test', name: 'New', plan: 'free' });
+      mutate(doc);
+      return doc;
+    };
+
+    it('a bad enum value deep in the document', () => {
+      const doc = withBad((d) => {
+        d.discoveryJobs![0]!.queries[2].status = 'exploded';
+      });
+      const error = refused(() => importDocument(store, doc));
+      assert.equal(error.collection, 'discoveryJobs');
+      assert.equal(error.index, 0);
+      assert.equal(error.id, 'job_a1_1');
+      assert.equal(error.field, 'queries[2].status');
+      assert.match(error.message, /^discoveryJobs\[0\] \(id "job_a1_1"\): queries\[2\]\.status: Invalid option: expected one of "pending"\|"running"\|"completed"\|"failed"$/);
+      assert.equal(row("SELECT count(*) AS n FROM accounts WHERE id = 'acct_new'").n, 0);
+    });
+
+    it('a bad backlink status, named as the contract example', () => {
+      const doc = withBad((d) => {
+        d.backlinks![3]!.status = 'gone';
+      });
+      const error = refused(() => importDocument(store, doc));
+      assert.match(error.message, /^backlinks\[3\] \(id "bl_a1_4"\): status: Invalid option: expected one of "pending"\|"live"/);
+    });
+
+    it('a missing parent', () => {
+      const doc = withBad((d) => {
+        d.leads![2]!.siteId = 'site_nope';
+      });
+      const error = refused(() => importDocument(store, doc));
+      assert.deepEqual([error.collection, error.index, error.id, error.field], ['leads', 2, 'ld_a1_3', 'siteId']);
+      assert.match(error.message, /no site with id "site_nope"/);
+    });
+
+    it('a cross-account chain: a draft of site_a1 for a prospect of site_b1', () => {
+      const doc = withBad((d) => {
+        Object.assign(d.drafts![1]!, { prospectId: 'prs_b1_1', contactId: 'ct_b1_1' });
+      });
+      const error = refused(() => importDocument(store, doc));
+      assert.deepEqual([error.collection, error.index, error.id, error.field], ['drafts', 1, 'drf_a1_2', 'prospectId']);
+      assert.match(error.message, /prospect "prs_b1_1" belongs to site "site_b1", not to site "site_a1"/);
+    });
+
+    it('a thread whose contact is of another prospect', () => {
+      const doc = withBad((d) => {
+        d.threads![0]!.contactId = 'ct_a1_3';
+      });
+      const error = refused(() => importDocument(store, doc));
+      assert.deepEqual([error.collection, error.index, error.field], ['threads', 0, 'contactId']);
+    });
+
+    it("a sender on another site's connection", () => {
+      const doc = withBad((d) => {
+        d.emailSenders![2]!.connectionId = 'conn_a1_1';
+      });
+      const error = refused(() => importDocument(store, doc));
+      assert.deepEqual([error.collection, error.index, error.id, error.field], ['emailSenders', 2, 'snd_b1_1', 'connectionId']);
+    });
+
+    it('a bad date-time, and one without an offset', () => {
+      for (const value of ['2026-02-30T10:00:00Z', 'yesterday', '2026-03-01T10:00:00']) {
+        const doc = withBad((d) => {
+          d.backlinks![0]!.checks[1].checkedAt = value;
+        });
+        const error = refused(() => importDocument(store, doc));
+        assert.deepEqual([error.collection, error.index, error.id, error.field], ['backlinks', 0, 'bl_a1_1', 'checks[1].checkedAt'], value);
+        assert.match(error.message, /ISO 8601/);
+      }
+    });
+
+    it('a bad email, in a field and in a list', () => {
+      let error = refused(() => importDocument(store, withBad((d) => void (d.contacts![1]!.email = 'not-an-email'))));
+      assert.deepEqual([error.collection, error.index, error.id, error.field], ['contacts', 1, 'ct_a1_2', 'email']);
+      error = refused(() => importDocument(store, withBad((d) => void (d.threads![0]!.messages[1].ccEmails = ['ok@x.test', 'nope']))));
+      assert.equal(error.field, 'messages[1].ccEmails[1]');
+      assert.match(error.message, /must be an email address/);
+    });
+
+    it('a URL that is not http(s)', () => {
+      const error = refused(() => importDocument(store, withBad((d) => void (d.leads![0]!.permalink = 'javascript:alert(1)'))));
+      assert.deepEqual([error.collection, error.field], ['leads', 'permalink']);
+    });
+
+    it('a missing required field, and a record that is not an object', () => {
+      let error = refused(() => importDocument(store, withBad((d) => void delete d.backlinks![1]!.sourceUrl)));
+      assert.equal(error.message, 'backlinks[1] (id "bl_a1_2"): sourceUrl: is required');
+      error = refused(() => importDocument(store, withBad((d) => void d.keywords!.push('kw' as never))));
+      assert.deepEqual([error.collection, error.index, error.id, error.field], ['keywords', 3, null, null]);
+    });
+
+    it('an unknown top-level key, a collection that is not an array, a document that is not an object', () => {
+      let error = refused(() => importDocument(store, { ...small(), backlink: [] }));
+      assert.match(error.message, /unknown collection "backlink"; known: accounts, tokens/);
+      error = refused(() => importDocument(store, { leads: {} }));
+      assert.equal(error.message, 'leads: must be an array of records');
+      refused(() => importDocument(store, []));
+      refused(() => importDocument(store, null));
+    });
+
+    it('an unreadable or non-JSON file', () => {
+      const missing = refused(() => importFile(store, join(dir, 'missing.json')));
+      assert.match(missing.message, /cannot read .*missing\.json/);
+      const bad = join(dir, 'bad.json');
+      writeFileSync(bad, '{ "accounts": [');
+      assert.match(refused(() => importFile(store, bad)).message, /bad\.json is not valid JSON/);
+    });
+  });
+
+  describe('tokens', () => {
+    const token = (i: number, extra: Record<string, unknown> = {}) => ({
+      accountId: 'acct_a',
+      name: `fixture token ${i}`,
+      scopes: ['backlinks:read'],
+      token: `fixture-token-for-ci-${String(i).padStart(12, '0')}`,
+      ...extra,
+    });
+
+    beforeEach(() => {
+      importFile(store, SMALL, { nowIso: NOW });
+    });
+
+    it('stores only the hash of a declared token, and a re-import does not duplicate it', () => {
+      const doc = { tokens: [token(1, { expiresAt: '2027-01-01T00:00:00+01:00' })] };
+      importDocument(store, doc, { nowIso: NOW });
+      importDocument(store, doc, { nowIso: NOW });
+      const rows = store.sqlite.prepare('SELECT * FROM api_tokens').all() as Record<string, unknown>[];
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]!.token_hash, hashToken(token(1).token));
+      assert.equal(rows[0]!.expires_at, '2026-12-31T23:00:00.000Z');
+      assert.equal(rows[0]!.created_at, NOW);
+      assert.ok(!JSON.stringify(rows).includes(token(1).token), 'the raw token is not stored');
+    });
+
+    it('refuses the 11th active token of an account, and counts neither revoked nor expired ones', () => {
+      const ten = Array.from({ length: 10 }, (_, i) => token(i));
+      const inactive = [token(20, { revokedAt: '2026-10-01T00:00:00Z' }), token(21, { expiresAt: '2026-10-01T00:00:00Z' })];
+      importDocument(store, { tokens: [...ten, ...inactive] }, { nowIso: NOW });
+      const error = refused(() => importDocument(store, { accounts: [{ id: 'acct_new', email: 'n@n.test', name: 'N', plan: 'free' }], tokens: [token(10)] }, { nowIso: NOW }));
+      assert.equal(error.collection, 'tokens');
+      assert.equal(error.index, 0);
+      assert.match(error.message, /^tokens\[0\]: account acct_a already has 10 active tokens/);
+    });
+
+    it('refuses the 11th active token within one document', () => {
+      const error = refused(() => importDocument(store, { tokens: Array.from({ length: 11 }, (_, i) => token(i)) }, { nowIso: NOW }));
+      assert.equal(error.index, 10);
+    });
+
+    it('refuses a short token, an unknown scope and an unknown account', () => {
+      let error = refused(() => importDocument(store, { tokens: [token(1, { token: 'short' })] }));
+      assert.deepEqual([error.field, error.message], ['token', 'tokens[0]: token: must be at least 32 characters']);
+      error = refused(() => importDocument(store, { tokens: [token(1, { scopes: ['everything'] })] }));
+      assert.equal(error.field, 'scopes[0]');
+      error = refused(() => importDocument(store, { tokens: [token(1, { accountId: 'acct_nobody' })] }));
+      assert.equal(error.field, 'accountId');
+    });
+  });
+});
