@@ -56,7 +56,7 @@ describe('access rules of every operation', () => {
     assert.ok(operations.length > 10);
     for (const op of operations) {
       if (op.template === '/me') assert.equal(op.scope, undefined);
-      else assert.ok(op.scope && ALL_SCOPES.includes(op.scope), `${op.method} ${op.template}: x-required-scope`);
+      else assert.ok(op.scope && (ALL_SCOPES as readonly string[]).includes(op.scope), `${op.method} ${op.template}: x-required-scope`);
     }
   });
 

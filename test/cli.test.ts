@@ -1,0 +1,115 @@
+/**
+ * The `outreach-api` command line as an operator uses it: real processes on a real database
+ * file (decisions.md §12).
+ */
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../bin/outreach-api.js', import.meta.url));
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('outreach-api CLI', () => {
+  let dir: string;
+  let db: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'outreach-cli-'));
+    db = join(dir, 'cli.db');
+  });
+
+  it('prints help for each command and refuses bad arguments with status 2', async () => {
+    const help = await cli(['tokens', 'create', '--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /--expires-in/);
+    const unknown = await cli(['frobnicate']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command/);
+    const badPort = await cli(['--db', db, 'serve', '--port', 'eighty']);
+    assert.equal(badPort.code, 2);
+    assert.match(badPort.stderr, /--port/);
+    const badScope = await cli(['--db', db, 'tokens', 'create', '--account', 'a', '--name', 'n', '--scopes', 'everything']);
+    assert.equal(badScope.code, 2);
+    assert.match(badScope.stderr, /unknown scope/);
+  });
+
+  it('prints its version', async () => {
+    const res = await cli(['--version']);
+    assert.equal(res.code, 0);
+    assert.match(res.stdout.trim(), /^\d+\.\d+\.\d+/);
+  });
+
+  it('imports a hand-written document, creates a token, and serves that data to it', async () => {
+    const doc = join(dir, 'mine.json');
+    writeFileSync(
+      doc,
+      JSON.stringify({
+        accounts: [{ id: 'acct_cli', email: 'cli@example.com', name: 'CLI', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00+02:00' }],
+        projects: [{ id: 'prj_cli', accountId: 'acct_cli', name: 'From the CLI', createdAt: '2026-01-01T10:00:00+01:00', updatedAt: '2026-01-01T10:00:00Z' }],
+        sites: [{ id: 'site_cli', projectId: 'prj_cli', name: 'Blog', domain: 'blog.example.com', url: 'https://blog.example.com/', status: 'active', createdAt: '2026-01-02T00:00:00Z', updatedAt: '2026-01-02T00:00:00Z' }],
+      }),
+    );
+    const imported = await cli(['--db', db, 'import', doc]);
+    assert.equal(imported.code, 0, imported.stderr);
+    const created = await cli(['--db', db, 'tokens', 'create', '--account', 'acct_cli', '--name', 'reader', '--scopes', 'projects:read,sites:read', '--expires-in', '1d']);
+    assert.equal(created.code, 0, created.stderr);
+    const token = created.stdout.trim();
+    assert.match(token, /^oapi_/);
+
+    const listed = await cli(['--db', db, 'tokens', 'list']);
+    assert.match(listed.stdout, /reader/);
+    assert.ok(!listed.stdout.includes(token), 'tokens list never shows the token');
+    assert.ok(listed.stdout.includes(token.slice(-4)));
+
+    const server = spawn(process.execPath, [BIN, '--db', db, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const origin = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        server.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /listening on (http:\/\/\S+)/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        server.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+      });
+      const res = await fetch(`${origin}/api/public/v1/projects/prj_cli/sites`, { headers: { authorization: `Bearer ${token}` } });
+      const body = (await res.json()) as { data: { data: { id: string; createdAt: string }[] } };
+      assert.equal(res.status, 200);
+      assert.deepEqual(body.data.data.map((s) => s.id), ['site_cli']);
+      const project = (await (await fetch(`${origin}/api/public/v1/projects/prj_cli`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        data: { createdAt: string };
+      };
+      assert.equal(project.data.createdAt, '2026-01-01T09:00:00.000Z', 'date-times are returned normalised to UTC');
+    } finally {
+      server.kill('SIGTERM');
+    }
+  });
+
+  it('refuses a bad import with status 1, naming the record, and leaves the database unchanged', async () => {
+    const doc = join(dir, 'bad.json');
+    writeFileSync(
+      doc,
+      JSON.stringify({
+        accounts: [{ id: 'acct_new', email: 'new@example.com', name: 'New', plan: 'pro' }],
+        projects: [{ id: 'prj_bad', accountId: 'acct_nobody', name: 'Orphan', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' }],
+      }),
+    );
+    const res = await cli(['--db', db, 'import', doc]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /projects\[0\].*prj_bad.*accountId/);
+    const accounts = await cli(['--db', db, 'accounts', 'list']);
+    assert.ok(!accounts.stdout.includes('acct_new'), 'the account of the refused file was not written');
+  });
+
+  after(() => undefined);
+});
