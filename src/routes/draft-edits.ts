@@ -3,10 +3,7 @@
  * `outreach:write`, both path forms. The edit is naturally idempotent (it sets values) and takes
  * no key; regenerate is idempotent by the `Idempotency-Key` header.
  */
-import { createRoute, type OpenAPIHono, type z } from '@hono/zod-openapi';
-import type { Kysely } from 'kysely';
-import { notFound } from '../http/errors.js';
-import type { Database } from '../db/schema.js';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { isoAt } from '../clock.js';
 import type { DraftMessagesTable } from '../db/schema.js';
 import type { AppDeps, AppEnv } from '../http/context.js';
@@ -15,6 +12,7 @@ import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middle
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireContactRow } from '../repos/contacts.js';
+import { type DraftRecord, requireDraft, toDraftMessage } from '../repos/drafts.js';
 import { requireProject } from '../repos/projects.js';
 import { requireProspect } from '../repos/prospects.js';
 import { requireSite } from '../repos/sites.js';
@@ -22,34 +20,6 @@ import { newId } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Draft } from '../schemas/resources.js';
 import { DraftEditBody, DraftIdParam, RegenerateBody, RegenerateHeaders, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';
-
-// TEMPORARY until src/repos/drafts.ts lands: the draft mapper and loader of the read routes.
-type DraftRecord = z.infer<typeof Draft>;
-const toDraftMessage = (row: DraftMessagesTable) => ({
-  id: row.id,
-  subject: row.subject,
-  body: row.body,
-  personalization: JSON.parse(row.personalization) as Record<string, unknown>,
-  groundingSummary: row.grounding_summary,
-  generationProvider: row.generation_provider,
-  generationModel: row.generation_model,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
-async function requireDraft(db: Kysely<Database>, siteId: string, draftId: string): Promise<DraftRecord> {
-  const d = await db.selectFrom('drafts').selectAll().where('id', '=', draftId).where('site_id', '=', siteId).executeTakeFirst();
-  if (!d) throw notFound('Draft');
-  const [message, prospect, contact] = await Promise.all([
-    d.message_id ? db.selectFrom('draft_messages').selectAll().where('id', '=', d.message_id).executeTakeFirst() : undefined,
-    db.selectFrom('prospects').select(['id', 'title', 'url', 'domain']).where('id', '=', d.prospect_id).executeTakeFirstOrThrow(),
-    db.selectFrom('contacts').select(['id', 'full_name', 'email', 'role', 'company']).where('id', '=', d.contact_id).executeTakeFirstOrThrow(),
-  ]);
-  return {
-    id: d.id, prospectId: d.prospect_id, contactId: d.contact_id, status: d.status, purpose: d.purpose, starredAt: d.starred_at,
-    createdAt: d.created_at, updatedAt: d.updated_at, message: message ? toDraftMessage(message) : null, prospect,
-    contact: { id: contact.id, fullName: contact.full_name, email: contact.email, role: contact.role, company: contact.company },
-  };
-}
 
 const DRAFT_PATH = '/sites/{siteId}/drafts/{draftId}';
 const REGENERATE_PATH = `${DRAFT_PATH}/regenerate`;

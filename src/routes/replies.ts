@@ -6,33 +6,18 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { notFound, validationError } from '../http/errors.js';
+import { validationError } from '../http/errors.js';
 import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireProject } from '../repos/projects.js';
 import { requireSite } from '../repos/sites.js';
+import { requireThread } from '../repos/threads.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { ReplyResult } from '../schemas/resources.js';
 import { ReplyBody, SiteIdParam, ThreadIdParam, jsonRequestBody } from '../schemas/writes.js';
 import { Outbox } from '../workers/outbox.js';
-
-// TEMPORARY until src/repos/threads.ts lands: the thread lookup of the read routes.
-async function requireThread(db: Kysely<Database>, siteId: string, idOrThreadId: string) {
-  const t = await db
-    .selectFrom('threads')
-    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
-    .innerJoin('prospects', 'prospects.id', 'threads.prospect_id')
-    .select(['threads.id', 'contacts.email', 'prospects.title', 'prospects.domain'])
-    .where('threads.site_id', '=', siteId)
-    .where((eb) => eb.or([eb('threads.id', '=', idOrThreadId), eb('threads.provider_thread_id', '=', idOrThreadId)]))
-    .executeTakeFirst();
-  if (!t) throw notFound('Thread');
-  return { id: t.id, contact: { email: t.email }, prospect: { title: t.title, domain: t.domain } };
-}
 
 const REPLY_PATH = '/sites/{siteId}/threads/{threadId}/replies';
 
