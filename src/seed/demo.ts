@@ -599,7 +599,78 @@ export function buildDemoDocument(seed = DEMO_SEED): ImportDocument {
   }
   buildAccount(doc, rng, 'demo', demoSites, { backlinks: 400, prospects: 150, drafts: 40, threads: 28, leads: 200, jobs: 12 }, 'Mia');
   buildAccount(doc, rng, 'other', otherSites, { backlinks: 40, prospects: 20, drafts: 6, threads: 4, leads: 20, jobs: 3 }, 'Nils');
+  addMagicRecords(doc);
   return doc;
+}
+
+/**
+ * The records that exercise the offline providers' magic inputs (src/providers/index.ts), with
+ * fixed ids so the README's examples and other projects' CI can address them:
+ * - `prs_demo_queued` (`press.queued.test`): contact discovery answers `queued`, then its job completes;
+ * - `prs_demo_notfound` (`quiet.notfound.test`): contact discovery answers `not_found`;
+ * - `prs_demo_verify` on site_demo_blog, with contacts `ct_demo_valid`, `ct_demo_invalid`,
+ *   `ct_demo_risky`, `ct_demo_unknown` at `valid.test` … `unknown.test`: verify answers that status.
+ * Added after the generated records, so the seeded stream (and every other record) is unchanged.
+ */
+function addMagicRecords(doc: Doc): void {
+  const created = iso(-3 * DAY);
+  const prospect = (id: string, domain: string, contactPaths: Record<string, string>[]) => ({
+    id,
+    siteId: DEMO_SITE_ID,
+    sourceJobId: null,
+    source: 'manual',
+    status: 'proposed' as const,
+    url: `https://${domain}/`,
+    normalizedUrl: `${domain}/`,
+    canonicalUrl: `https://${domain}/`,
+    domain,
+    title: `Magic test prospect (${domain})`,
+    description: `A demo prospect whose domain forces an outcome of the offline providers.`,
+    contentExcerpt: null,
+    pageType: 'article',
+    opportunityType: 'resource_page',
+    suggestedPlacement: null,
+    contactPaths,
+    relevanceScore: 0.5,
+    qualityScore: 0.5,
+    riskScore: 0.1,
+    matchReasons: ['magic input'],
+    riskFlags: [],
+    domainAuthority: 10,
+    estimatedMonthlyTraffic: 100,
+    rankingPosition: null,
+    rankingKeyword: null,
+    crawlStatus: 'crawled',
+    lastCrawledAt: created,
+    createdAt: created,
+    updatedAt: created,
+  });
+  doc.prospects.push(
+    prospect('prs_demo_queued', 'press.queued.test', [{ email: 'desk@press.queued.test', label: 'Newsdesk' }]),
+    prospect('prs_demo_notfound', 'quiet.notfound.test', []),
+    prospect('prs_demo_verify', 'verify.example', []),
+  );
+  for (const verdict of ['valid', 'invalid', 'risky', 'unknown'] as const) {
+    doc.contacts.push({
+      id: `ct_demo_${verdict}`,
+      prospectId: 'prs_demo_verify',
+      email: `ana.${verdict}@${verdict}.test`,
+      fullName: `Ana ${verdict.replace(/^./, (c) => c.toUpperCase())}`,
+      role: 'Editor',
+      roleCategory: 'editorial',
+      company: 'Verify',
+      source: 'manual',
+      sourceProvider: 'manual',
+      sourceUrl: null,
+      sourceReference: null,
+      status: 'active',
+      verificationStatus: 'unverified',
+      lastVerifiedAt: null,
+      suppressionReason: null,
+      createdAt: created,
+      updatedAt: created,
+    });
+  }
 }
 
 /**
