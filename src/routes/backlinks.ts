@@ -9,7 +9,7 @@ import { withScope } from '../http/middleware/scope.js';
 import { listBacklinkChecks, listBacklinks, requireBacklink } from '../repos/backlinks.js';
 import { requireProject } from '../repos/projects.js';
 import { requireSite } from '../repos/sites.js';
-import { Id, PageQuery, Pagination, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
+import { Id, PageQuery, Pagination, queryInteger, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { BACKLINK_STATUSES } from '../schemas/enums.js';
 import { Backlink, BacklinkCheck } from '../schemas/resources.js';
 
@@ -24,13 +24,7 @@ export const BacklinkDetail = Backlink.extend({
 
 /** `limit` or its legacy alias `pageSize` (contract §9.3): 1–100, no default here so the handler can tell which was given. */
 const pageSizeParam = (name: 'limit' | 'pageSize', description: string) =>
-  z.coerce
-    .number({ error: `${name} must be a whole number` })
-    .int(`${name} must be a whole number`)
-    .min(1, `${name} must be at least 1`)
-    .max(100, `${name} must be at most 100`)
-    .optional()
-    .openapi({ param: { name, in: 'query' }, type: 'integer', minimum: 1, maximum: 100, description, example: 25 });
+  queryInteger(name, 1, 100).openapi({ param: { name, in: 'query' }, type: 'integer', minimum: 1, maximum: 100, description, example: 25 });
 
 const ListQuery = z.object({
   page: PageQuery.shape.page,

@@ -21,16 +21,31 @@ export const Pagination = z
   })
   .openapi('Pagination');
 
-const wholeNumber = (name: string, min: number, max: number | undefined, fallback: number) => {
-  let schema = z.coerce.number({ error: `${name} must be a whole number` }).int(`${name} must be a whole number`).min(min, `${name} must be at least ${min}`);
-  if (max !== undefined) schema = schema.max(max, `${name} must be at most ${max}`);
-  return schema.default(fallback);
-};
+/** The largest `page` accepted: far past any real list, and safe for SQLite's OFFSET. */
+export const PAGE_MAX = 1_000_000_000;
 
-/** `page` (>= 1, default 1) and `limit` (1–100, default 25); anything else is 422, never clamped. */
+/**
+ * A whole-number query parameter `name` in [min, max]: decimal digits only (`abc`, `2.5`, `1e3`,
+ * `0x10`, `+1` and the empty string are 422 `VALIDATION_ERROR`s naming the parameter), never
+ * clamped. Undefined when absent. Contract §9.3, decisions.md §5.
+ */
+export const queryInteger = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .pipe(z.number().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
+    .optional();
+
+const pageParam = (name: string, min: number, max: number, fallback: number, description: string) =>
+  queryInteger(name, min, max)
+    .transform((value) => value ?? fallback)
+    .openapi({ param: { name, in: 'query' }, type: 'integer', minimum: min, maximum: max, default: fallback, description, example: fallback });
+
+/** `page` (1–PAGE_MAX, default 1) and `limit` (1–100, default 25); anything else is 422, never clamped. */
 export const PageQuery = z.object({
-  page: wholeNumber('page', 1, undefined, 1).openapi({ param: { name: 'page', in: 'query' }, type: 'integer', example: 1 }),
-  limit: wholeNumber('limit', 1, 100, 25).openapi({ param: { name: 'limit', in: 'query' }, type: 'integer', example: 25 }),
+  page: pageParam('page', 1, PAGE_MAX, 1, 'Page number, from 1'),
+  limit: pageParam('limit', 1, 100, 25, 'Page size, 1–100'),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 

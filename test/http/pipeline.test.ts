@@ -184,6 +184,11 @@ describe('errors and the envelope', () => {
       ['limit=2.5', 'query.limit'],
       ['page=abc', 'query.page'],
       ['limit=', 'query.limit'],
+      ['page=1e3', 'query.page'],
+      ['page=0x2', 'query.page'],
+      ['page=+2', 'query.page'],
+      ['limit=%2010', 'query.limit'],
+      ['page=1000000001', 'query.page'],
     ] as const) {
       const res = await t.get(`/projects?${query}`, token);
       assert.equal(res.status, 422, query);
