@@ -4,14 +4,14 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
 import { listBacklinkChecks, listBacklinks, requireBacklink } from '../repos/backlinks.js';
-import { requireProject } from '../repos/projects.js';
 import { requireSite } from '../repos/sites.js';
 import { Id, PageQuery, Pagination, queryInteger, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { BACKLINK_STATUSES } from '../schemas/enums.js';
 import { Backlink, BacklinkCheck } from '../schemas/resources.js';
+import { requireCallerProject } from './lookups.js';
 
 const BacklinkId = Id.openapi({ param: { name: 'backlinkId', in: 'path' }, example: 'bl_guest_post' });
 
@@ -71,7 +71,7 @@ export function registerBacklinks(app: OpenAPIHono<AppEnv>, { store }: AppDeps) 
     app.openapi(listRoute(group), async (c) => {
       const query = c.req.valid('query');
       const paging = { page: query.page, limit: query.limit ?? query.pageSize ?? DEFAULT_LIMIT };
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, c.req.valid('param')));
+      const project = await requireCallerProject(c, store.db, group, c.req.valid('param'));
       if (query.siteId !== undefined) await requireSite(store.db, project.id, query.siteId);
       const { items, total } = await listBacklinks(
         store.db,
@@ -84,7 +84,7 @@ export function registerBacklinks(app: OpenAPIHono<AppEnv>, { store }: AppDeps) 
     app.openapi(detailRoute(group), async (c) => {
       const params = c.req.valid('param');
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const project = await requireCallerProject(c, store.db, group, params);
       const backlink = await requireBacklink(store.db, project.id, params.backlinkId);
       const { items, total, hasCheckError } = await listBacklinkChecks(store.db, backlink.id, query.limit, offsetOf(query));
       const { data: checks, pagination } = page(items, query, total);

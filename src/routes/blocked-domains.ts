@@ -4,12 +4,12 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
 import { listBlockedDomains } from '../repos/blocked-domains.js';
-import { requireProject } from '../repos/projects.js';
 import { PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { BlockedDomain } from '../schemas/resources.js';
+import { requireCallerProject } from './lookups.js';
 
 const listRoute = (group: Group) =>
   createRoute({
@@ -28,7 +28,7 @@ export function registerBlockedDomains(app: OpenAPIHono<AppEnv>, { store }: AppD
   for (const group of GROUPS) {
     app.openapi(listRoute(group), async (c) => {
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, c.req.valid('param')));
+      const project = await requireCallerProject(c, store.db, group, c.req.valid('param'));
       const { items, total } = await listBlockedDomains(store.db, project.id, query.limit, offsetOf(query));
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);
     });

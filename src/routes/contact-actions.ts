@@ -4,18 +4,17 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireContactRow, toContact, type ContactRow } from '../repos/contacts.js';
-import { requireProject } from '../repos/projects.js';
 import { requireProspect } from '../repos/prospects.js';
-import { requireSite } from '../repos/sites.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Contact } from '../schemas/resources.js';
 import { ContactDiscoveryResult, ContactIdParam, IdempotentBody, ProspectIdParam, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';
 import { ContactDiscoveryStore, prospectFacts } from '../workers/contact-discovery.js';
+import { requireCallerProject, requireCallerSite } from './lookups.js';
 
 const DISCOVERY_PATH = '/prospects/{prospectId}/contact-discovery';
 const VERIFY_PATH = '/sites/{siteId}/contacts/{contactId}/verify';
@@ -70,7 +69,7 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     app.openapi(discoveryRoute(group, maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const body = c.req.valid('json');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const project = await requireCallerProject(c, store.db, group, params);
       const prospect = await requireProspect(store.db, project.id, params.prospectId);
       requireWritablePlan(c, clock);
       const place = { id: prospect.id, siteId: prospect.siteId, projectId: project.id };
@@ -93,8 +92,7 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     app.openapi(verifyRoute(group, maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const body = c.req.valid('json');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { project, site } = await requireCallerSite(c, store.db, group, params);
       const contact = await requireContactRow(store.db, { projectId: project.id, siteId: site.id }, params.contactId);
       requireWritablePlan(c, clock);
       return (await keys.run(c, { operation: groupOperation('POST', VERIFY_PATH), key: body.idempotencyKey, ids: { projectId: project.id, siteId: site.id, contactId: contact.id }, body }, {

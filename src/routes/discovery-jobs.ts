@@ -5,14 +5,13 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
 import { listDiscoveryJobs, listDiscoveryQueries, requireDiscoveryJob } from '../repos/discovery-jobs.js';
-import { requireProject } from '../repos/projects.js';
-import { requireSite } from '../repos/sites.js';
 import { Id, PageQuery, Pagination, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { DiscoveryJob, DiscoveryQuery } from '../schemas/resources.js';
 import { SiteIdParam } from '../schemas/writes.js';
+import { requireCallerSite } from './lookups.js';
 
 const JobId = Id.openapi({ param: { name: 'jobId', in: 'path' }, example: 'job_0001' });
 
@@ -61,16 +60,14 @@ export function registerDiscoveryJobs(app: OpenAPIHono<AppEnv>, { store }: AppDe
     app.openapi(listRoute(group), async (c) => {
       const params = c.req.valid('param');
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       const { items, total } = await listDiscoveryJobs(store.db, site.id, query.limit, offsetOf(query));
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);
     });
     app.openapi(detailRoute(group), async (c) => {
       const params = c.req.valid('param');
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       const job = await requireDiscoveryJob(store.db, site.id, params.jobId);
       const { items, total } = await listDiscoveryQueries(store.db, job.id, query.limit, offsetOf(query));
       const { data: queries, pagination } = page(items, query, total);

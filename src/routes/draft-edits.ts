@@ -7,19 +7,18 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { isoAt } from '../clock.js';
 import type { DraftMessagesTable } from '../db/schema.js';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireContactRow } from '../repos/contacts.js';
 import { type DraftRecord, requireDraft, toDraftMessage } from '../repos/drafts.js';
-import { requireProject } from '../repos/projects.js';
 import { requireProspect } from '../repos/prospects.js';
-import { requireSite } from '../repos/sites.js';
 import { newId } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Draft } from '../schemas/resources.js';
 import { DraftEditBody, DraftIdParam, RegenerateBody, RegenerateHeaders, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';
+import { requireCallerSite } from './lookups.js';
 
 const DRAFT_PATH = '/sites/{siteId}/drafts/{draftId}';
 const REGENERATE_PATH = `${DRAFT_PATH}/regenerate`;
@@ -93,8 +92,7 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
     app.openapi(editRoute(group, maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const { subject, body } = c.req.valid('json');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       const draft = await requireDraft(store.db, site.id, params.draftId);
       requireWritablePlan(c, clock);
       store.transaction(() => {
@@ -112,8 +110,7 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       const params = c.req.valid('param');
       const { instruction } = c.req.valid('json');
       const key = c.req.valid('header')['idempotency-key'];
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { project, site } = await requireCallerSite(c, store.db, group, params);
       const draft: DraftRecord = await requireDraft(store.db, site.id, params.draftId);
       requireWritablePlan(c, clock);
       const [prospect, contact] = await Promise.all([

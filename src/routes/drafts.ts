@@ -5,15 +5,14 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
 import { listDrafts, requireDraft } from '../repos/drafts.js';
-import { requireProject } from '../repos/projects.js';
-import { requireSite } from '../repos/sites.js';
 import { PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { DRAFT_STATUSES } from '../schemas/enums.js';
 import { Draft } from '../schemas/resources.js';
 import { DraftIdParam, SiteIdParam } from '../schemas/writes.js';
+import { requireCallerSite } from './lookups.js';
 
 const ListQuery = PageQuery.extend({
   status: z.enum(DRAFT_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' }, description: 'Only drafts in this status' }),
@@ -52,15 +51,13 @@ export function registerDrafts(app: OpenAPIHono<AppEnv>, { store }: AppDeps): vo
     app.openapi(listRoute(group), async (c) => {
       const params = c.req.valid('param');
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       const { items, total } = await listDrafts(store.db, { siteId: site.id, status: query.status }, query.limit, offsetOf(query));
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);
     });
     app.openapi(detailRoute(group), async (c) => {
       const params = c.req.valid('param');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       return c.json({ ok: true as const, data: await requireDraft(store.db, site.id, params.draftId) }, 200);
     });
   }

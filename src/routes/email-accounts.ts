@@ -5,14 +5,13 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
 import { listEmailAccounts } from '../repos/email-accounts.js';
-import { requireProject } from '../repos/projects.js';
-import { requireSite } from '../repos/sites.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { EmailAccounts } from '../schemas/resources.js';
 import { SiteIdParam } from '../schemas/writes.js';
+import { requireCallerSite } from './lookups.js';
 
 const listRoute = (group: Group) =>
   createRoute({
@@ -33,8 +32,7 @@ export function registerEmailAccounts(app: OpenAPIHono<AppEnv>, { store }: AppDe
   for (const group of GROUPS) {
     app.openapi(listRoute(group), async (c) => {
       const params = c.req.valid('param');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       return c.json({ ok: true as const, data: await listEmailAccounts(store.db, site.id) }, 200);
     });
   }

@@ -4,14 +4,13 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
 import { listKeywords } from '../repos/keywords.js';
-import { requireProject } from '../repos/projects.js';
-import { requireSite } from '../repos/sites.js';
 import { PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { Keyword } from '../schemas/resources.js';
 import { SiteIdParam } from '../schemas/writes.js';
+import { requireCallerSite } from './lookups.js';
 
 const listRoute = (group: Group) =>
   createRoute({
@@ -31,8 +30,7 @@ export function registerKeywords(app: OpenAPIHono<AppEnv>, { store }: AppDeps): 
     app.openapi(listRoute(group), async (c) => {
       const params = c.req.valid('param');
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       const { items, total } = await listKeywords(store.db, site.id, query.limit, offsetOf(query));
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);
     });

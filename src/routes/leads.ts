@@ -4,14 +4,14 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
 import { listLeads, requireLead } from '../repos/leads.js';
-import { requireProject } from '../repos/projects.js';
 import { requireSite } from '../repos/sites.js';
 import { Id, PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS } from '../schemas/enums.js';
 import { Lead } from '../schemas/resources.js';
+import { requireCallerProject } from './lookups.js';
 
 const LeadId = Id.openapi({ param: { name: 'leadId', in: 'path' }, example: 'lead_reddit_boots' });
 
@@ -81,7 +81,7 @@ export function registerLeads(app: OpenAPIHono<AppEnv>, { store }: AppDeps) {
   for (const group of GROUPS) {
     app.openapi(listRoute(group), async (c) => {
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, c.req.valid('param')));
+      const project = await requireCallerProject(c, store.db, group, c.req.valid('param'));
       if (query.siteId !== undefined) await requireSite(store.db, project.id, query.siteId);
       const { items, total } = await listLeads(
         store.db,
@@ -102,7 +102,7 @@ export function registerLeads(app: OpenAPIHono<AppEnv>, { store }: AppDeps) {
     });
     app.openapi(detailRoute(group), async (c) => {
       const params = c.req.valid('param');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const project = await requireCallerProject(c, store.db, group, params);
       return c.json({ ok: true as const, data: await requireLead(store.db, project.id, params.leadId) }, 200);
     });
   }

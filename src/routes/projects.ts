@@ -4,11 +4,12 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
-import { listProjects, requireProject } from '../repos/projects.js';
+import { listProjects } from '../repos/projects.js';
 import { PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { Project } from '../schemas/projects.js';
+import { requireCallerProject } from './lookups.js';
 
 const listRoute = (group: Group) =>
   createRoute({
@@ -44,7 +45,7 @@ export function registerProjects(app: OpenAPIHono<AppEnv>, { store }: AppDeps) {
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);
     });
     app.openapi(detailRoute(group), async (c) => {
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, c.req.valid('param')));
+      const project = await requireCallerProject(c, store.db, group, c.req.valid('param'));
       return c.json({ ok: true as const, data: project }, 200);
     });
   }

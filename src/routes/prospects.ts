@@ -4,15 +4,15 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
 import { listProspectContacts } from '../repos/contacts.js';
-import { requireProject } from '../repos/projects.js';
 import { listProspects, requireProspect } from '../repos/prospects.js';
 import { requireSite } from '../repos/sites.js';
 import { Id, PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { PROSPECT_STATUSES } from '../schemas/enums.js';
 import { Contact, Prospect } from '../schemas/resources.js';
+import { requireCallerProject } from './lookups.js';
 
 const ProspectId = Id.openapi({ param: { name: 'prospectId', in: 'path' }, example: 'pr_trail_blog' });
 
@@ -75,7 +75,7 @@ export function registerProspects(app: OpenAPIHono<AppEnv>, { store }: AppDeps) 
   for (const group of GROUPS) {
     app.openapi(listRoute(group), async (c) => {
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, c.req.valid('param')));
+      const project = await requireCallerProject(c, store.db, group, c.req.valid('param'));
       if (query.siteId !== undefined) await requireSite(store.db, project.id, query.siteId);
       const { items, total } = await listProspects(
         store.db,
@@ -87,13 +87,13 @@ export function registerProspects(app: OpenAPIHono<AppEnv>, { store }: AppDeps) 
     });
     app.openapi(detailRoute(group), async (c) => {
       const params = c.req.valid('param');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const project = await requireCallerProject(c, store.db, group, params);
       return c.json({ ok: true as const, data: await requireProspect(store.db, project.id, params.prospectId) }, 200);
     });
     app.openapi(contactsRoute(group), async (c) => {
       const params = c.req.valid('param');
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
+      const project = await requireCallerProject(c, store.db, group, params);
       const prospect = await requireProspect(store.db, project.id, params.prospectId);
       const { items, total } = await listProspectContacts(store.db, prospect.id, query.limit, offsetOf(query));
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);

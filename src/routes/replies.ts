@@ -7,17 +7,16 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { validationError } from '../http/errors.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
-import { requireProject } from '../repos/projects.js';
-import { requireSite } from '../repos/sites.js';
 import { requireThread } from '../repos/threads.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { ReplyResult } from '../schemas/resources.js';
 import { ReplyBody, SiteIdParam, ThreadIdParam, jsonRequestBody } from '../schemas/writes.js';
 import { Outbox } from '../workers/outbox.js';
+import { requireCallerSite } from './lookups.js';
 
 const REPLY_PATH = '/sites/{siteId}/threads/{threadId}/replies';
 
@@ -53,8 +52,7 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     app.openapi(replyRoute(group, config.limits.maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const body = c.req.valid('json');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { project, site } = await requireCallerSite(c, store.db, group, params);
       const thread = await requireThread(store.db, site.id, params.threadId);
       requireWritablePlan(c, clock);
       const sender = activeSender.get(site.id) as { id: string; email: string } | undefined;

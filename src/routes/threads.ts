@@ -5,14 +5,13 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
-import { requireProject } from '../repos/projects.js';
-import { requireSite } from '../repos/sites.js';
 import { listThreadMessages, listThreads, requireThread } from '../repos/threads.js';
 import { PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
 import { Thread, ThreadMessage } from '../schemas/resources.js';
 import { SiteIdParam, ThreadIdParam } from '../schemas/writes.js';
+import { requireCallerSite } from './lookups.js';
 
 const listRoute = (group: Group) =>
   createRoute({
@@ -47,16 +46,14 @@ export function registerThreads(app: OpenAPIHono<AppEnv>, { store }: AppDeps): v
     app.openapi(listRoute(group), async (c) => {
       const params = c.req.valid('param');
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       const { items, total } = await listThreads(store.db, site.id, query.limit, offsetOf(query));
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);
     });
     app.openapi(messagesRoute(group), async (c) => {
       const params = c.req.valid('param');
       const query = c.req.valid('query');
-      const project = await requireProject(store.db, c.get('caller').account.id, groupIdOf(group, params));
-      const site = await requireSite(store.db, project.id, params.siteId);
+      const { site } = await requireCallerSite(c, store.db, group, params);
       const thread = await requireThread(store.db, site.id, params.threadId);
       const { items, total } = await listThreadMessages(store.db, thread.id, query.limit, offsetOf(query));
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);

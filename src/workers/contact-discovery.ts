@@ -11,45 +11,14 @@
 import { isoAt, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
-import type { ContactsTable, DiscoveryJobsTable } from '../db/schema.js';
+import type { ContactsTable } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { ProviderError, type ContactCandidate, type ContactFinder, type ProspectFacts } from '../providers/index.js';
 import { toContact, type ContactRecord } from '../repos/contacts.js';
+import { toDiscoveryJob, type DiscoveryJobRecord, type DiscoveryJobRow } from '../repos/discovery-jobs.js';
 import { toProspect, type ProspectRow } from '../repos/prospects.js';
 import { newId } from '../repos/tokens.js';
 import { createWorker, type Worker } from './worker.js';
-
-export type DiscoveryJobRow = DiscoveryJobsTable;
-
-export interface DiscoveryJobRecord {
-  id: string;
-  type: DiscoveryJobRow['type'];
-  status: DiscoveryJobRow['status'];
-  subjectType: string | null;
-  subjectId: string | null;
-  currentAttempt: number;
-  maxAttempts: number;
-  scheduledAt: string | null;
-  canceledAt: string | null;
-  completedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export const toDiscoveryJob = (row: DiscoveryJobRow): DiscoveryJobRecord => ({
-  id: row.id,
-  type: row.type,
-  status: row.status,
-  subjectType: row.subject_type,
-  subjectId: row.subject_id,
-  currentAttempt: row.current_attempt,
-  maxAttempts: row.max_attempts,
-  scheduledAt: row.scheduled_at,
-  canceledAt: row.canceled_at,
-  completedAt: row.completed_at,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
 
 /** Attempts of a contact-discovery job before it fails. */
 export const DISCOVERY_MAX_ATTEMPTS = 3;
