@@ -3,9 +3,9 @@
  * paging, order, checks, isolation and scope.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES } from '../../src/schemas/enums.js';
+import { SMALL, fromFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
@@ -77,26 +77,6 @@ const DOC = {
 const ORDER = ['bl_5', 'bl_4', 'bl_3', 'bl_2', 'bl_1'];
 const STATUS_OF: Record<string, string> = { bl_1: 'live', bl_2: 'lost', bl_3: 'live', bl_4: 'pending', bl_5: 'error' };
 const SITE_OF: Record<string, string> = { bl_1: 'site_a1', bl_2: 'site_a1', bl_3: 'site_a2', bl_4: 'site_a2', bl_5: 'site_a1' };
-
-/** The small fixture, read as the document it is. */
-const SMALL = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'));
-
-/**
- * What the API shows for a fixture record: each field of `shown` as the document has it; a field
- * the document leaves out is null (an array empty, a boolean false); date-times in UTC.
- */
-function fromFixture(record: Record<string, unknown>, shown: Record<string, unknown>) {
-  const value = (key: string) => {
-    const v = record[key];
-    return key.endsWith('At') && typeof v === 'string' ? new Date(v).toISOString() : v;
-  };
-  return Object.fromEntries(
-    Object.keys(shown).map((key) => [
-      key,
-      key in record ? value(key) : Array.isArray(shown[key]) ? [] : typeof shown[key] === 'boolean' ? false : null,
-    ]),
-  );
-}
 
 describe('backlinks', () => {
   let t: TestServer;

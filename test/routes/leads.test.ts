@@ -3,9 +3,9 @@
  * order, isolation and scope.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES } from '../../src/schemas/enums.js';
+import { SMALL, fromFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
@@ -113,26 +113,6 @@ const byId = new Map(LEADS.map((l) => [l.id, l]));
 const where = (pred: (l: LeadDoc) => boolean) => ALL_ORDER.filter((id) => pred(byId.get(id)!));
 const quality = (l: LeadDoc) => !l.dismissed && (l.tier === 'hot' || l.tier === 'warm');
 const notDismissed = (l: LeadDoc) => !l.dismissed;
-
-/** The small fixture, read as the document it is. */
-const SMALL = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'));
-
-/**
- * What the API shows for a fixture record: each field of `shown` as the document has it; a field
- * the document leaves out is null (an array empty, a boolean false); date-times in UTC.
- */
-function fromFixture(record: Record<string, unknown>, shown: Record<string, unknown>) {
-  const value = (key: string) => {
-    const v = record[key];
-    return key.endsWith('At') && typeof v === 'string' ? new Date(v).toISOString() : v;
-  };
-  return Object.fromEntries(
-    Object.keys(shown).map((key) => [
-      key,
-      key in record ? value(key) : Array.isArray(shown[key]) ? [] : typeof shown[key] === 'boolean' ? false : null,
-    ]),
-  );
-}
 
 describe('leads', () => {
   let t: TestServer;

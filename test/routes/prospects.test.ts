@@ -3,9 +3,9 @@
  * fields, filters, search, paging, order, isolation and scope.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { PROSPECT_STATUSES } from '../../src/schemas/enums.js';
+import { SMALL, fromFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
@@ -118,26 +118,6 @@ const DOC = {
 /** prj_a1's prospects, newest createdAt first, ties by id descending. */
 const ORDER = ['pr_4', 'pr_3', 'pr_2', 'pr_1'];
 const STATUS_OF: Record<string, string> = { pr_1: 'proposed', pr_2: 'rejected', pr_3: 'blocked', pr_4: 'proposed' };
-
-/** The small fixture, read as the document it is. */
-const SMALL = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'));
-
-/**
- * What the API shows for a fixture record: each field of `shown` as the document has it; a field
- * the document leaves out is null (an array empty, a boolean false); date-times in UTC.
- */
-function fromFixture(record: Record<string, unknown>, shown: Record<string, unknown>) {
-  const value = (key: string) => {
-    const v = record[key];
-    return key.endsWith('At') && typeof v === 'string' ? new Date(v).toISOString() : v;
-  };
-  return Object.fromEntries(
-    Object.keys(shown).map((key) => [
-      key,
-      key in record ? value(key) : Array.isArray(shown[key]) ? [] : typeof shown[key] === 'boolean' ? false : null,
-    ]),
-  );
-}
 
 describe('prospects', () => {
   let t: TestServer;
@@ -382,7 +362,7 @@ describe('prospects', () => {
 describe('prospects and contacts of the small fixture', () => {
   let t: TestServer;
   let token: string;
-  const find = (collection: string, id: string) => SMALL[collection].find((r: { id: string }) => r.id === id);
+  const find = (collection: string, id: string) => SMALL[collection]!.find((r: { id: string }) => r.id === id);
 
   before(async () => {
     t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0 } });
