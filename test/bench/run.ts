@@ -1,0 +1,429 @@
+/**
+ * `npm run bench`: the whole benchmark, end to end (see test/bench/README.md).
+ *
+ * 1. The dataset (generate.ts): cached under .bench/cache, generated when missing.
+ * 2. A working copy of it, so the write runs never touch the cache.
+ * 3. Each endpoint once through the app in-process (endpoints.ts): its response body (for the
+ *    static floor) and its SQL (for the direct floor).
+ * 4. The server (`dist/outreach-api serve`, rate limit off; `--server source` for
+ *    `node bin/outreach-api.js`, whose tsx loader adds ~60 MB of RSS) and the two floor servers,
+ *    each a child process; per endpoint: a peak run and a run at half the peak rate against the
+ *    server, a peak run against each floor.
+ * 5. One more server with the limiter on, for its cost per request; the limiter
+ *    micro-benchmark; cold starts of the executable and of `node` on its bundle.
+ * 6. A table on stdout, and .bench/results-<time>.json and .bench/results-latest.json.
+ *
+ * Options: --scale F (dataset size factor, default 1), --seconds N (peak runs, default 6),
+ * --paced-seconds N (default 5), --connections N (default 16), --only SUBSTRING (endpoints),
+ * --server exe|bundle|source (default exe), --coldstart-runs N (default 5),
+ * --quiet-budget S (total wait for a quiet machine, default 180), --force-generate, --no-coldstart, --strict (exit 1 when a target is missed).
+ */
+import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { BUNDLE, EXE, build, buildReason, coldStart, type ColdStart } from './coldstart.js';
+import {
+  AUTH_HEADERS, LIST_DIRECT_RATIO, LIST_KINDS, ME_STATIC_RATIO, P99_TARGET_MS, capture, directRoute, endpoints, fixtures, staticRoute, type Captured, type Endpoint,
+} from './endpoints.js';
+import type { FloorSpec } from './floors.js';
+import { BENCH_DIR, FULL_SIZES, ROOT, ensureDataset, scaled, type Dataset } from './generate.js';
+import { paced, peak, waitForQuiet, type RunResult } from './load.js';
+import { memoryOf, startFloor, startServer } from './processes.js';
+
+const WALL_LIMIT_S = 15 * 60;
+const RSS_LIMIT = 150 * 2 ** 20;
+const COLD_START_LIMIT_MS = 300;
+const COLD_START_RATIO = 1.3;
+const LIMITER_NS_LIMIT = 1000;
+/** The limit of the one run with the limiter on: high enough that no request of the run is refused. */
+const LIMITER_RUN_RPM = 1_000_000;
+
+interface Options {
+  scale: number;
+  seconds: number;
+  pacedSeconds: number;
+  connections: number;
+  only?: string;
+  server: 'source' | 'bundle' | 'exe';
+  coldstartRuns: number;
+  forceGenerate: boolean;
+  coldstart: boolean;
+  /** Total seconds the runs may wait for other processes to go quiet. */
+  quietBudgetS: number;
+  /** Exit 1 when a target is missed (default: report only). */
+  strict: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const value = (name: string) => {
+    const at = argv.indexOf(name);
+    return at >= 0 ? argv[at + 1] : undefined;
+  };
+  const server = value('--server') ?? 'exe';
+  if (!['source', 'bundle', 'exe'].includes(server)) throw new Error('--server must be source, bundle or exe');
+  return {
+    scale: Number(value('--scale') ?? 1),
+    seconds: Number(value('--seconds') ?? 6),
+    pacedSeconds: Number(value('--paced-seconds') ?? 5),
+    connections: Number(value('--connections') ?? 16),
+    only: value('--only'),
+    server: server as Options['server'],
+    coldstartRuns: Number(value('--coldstart-runs') ?? 5),
+    forceGenerate: argv.includes('--force-generate'),
+    coldstart: !argv.includes('--no-coldstart'),
+    quietBudgetS: Number(value('--quiet-budget') ?? 180),
+    strict: argv.includes('--strict'),
+  };
+}
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const step = (line: string) => out(`bench: ${line}`);
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+interface EndpointResult {
+  name: string;
+  kind: Endpoint['kind'];
+  method: string;
+  url: string;
+  bytes: number;
+  total: number | null;
+  server: RunResult;
+  half: RunResult & { dueP99: number; rate: number };
+  staticFloor: RunResult;
+  directFloor: RunResult | null;
+  staticRatio: number;
+  directRatio: number | null;
+  sql: Captured['statements'];
+  /** The server's memory right after this endpoint's runs (VmHWM so far, VmRSS). */
+  serverMemoryAfter: { peakRss: number; rss: number } | null;
+  targets: { name: string; met: boolean; value: number; limit: number }[];
+}
+
+async function main(): Promise<void> {
+  const wallStart = performance.now();
+  const opts = parseArgs(process.argv.slice(2));
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const work = join(BENCH_DIR, 'work');
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const serverLog = join(work, 'server.log');
+
+  // 1. Dataset.
+  const sizes = opts.scale === 1 ? FULL_SIZES : scaled(opts.scale);
+  step(`dataset ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const dataset: Dataset = await ensureDataset(sizes, { force: opts.forceGenerate, log: (l) => step(l) });
+  if (!dataset.generated) step(`cached: ${dataset.key}`);
+
+  // The executable (the server under test, and the cold start), built before any load.
+  let buildSeconds: number | null = null;
+  if (opts.coldstart || opts.server !== 'source') {
+    const reason = buildReason();
+    if (reason) {
+      step(`${reason}: npm run build …`);
+      buildSeconds = build();
+      step(`built in ${buildSeconds.toFixed(1)} s`);
+    }
+  }
+
+  // 2. Working copy and configuration (rate limit off).
+  const db = join(work, 'bench.db');
+  const copyStart = performance.now();
+  copyFileSync(dataset.path, db);
+  step(`working copy in ${((performance.now() - copyStart) / 1000).toFixed(1)} s`);
+  const configPath = join(work, 'config.json');
+  writeFileSync(configPath, JSON.stringify({ limits: { requestsPerMinute: 0 } }, null, 2));
+  const config = loadConfig(configPath, {}, { db });
+
+  // 3. Capture bodies and SQL in-process.
+  const raw = new Database(db, { readonly: true });
+  const fx = fixtures(raw);
+  raw.close();
+  let list = endpoints(fx, stamp);
+  if (opts.only) list = list.filter((e) => e.name.includes(opts.only!));
+  const captured = await capture(db, config, list);
+  for (const c of captured) step(`captured ${c.endpoint.name}: ${c.status}, ${c.bytes} B, ${c.statements.length} statement(s)${c.total !== null ? `, total ${c.total}` : ''}`);
+
+  const writeSpec = (name: string, spec: FloorSpec) => {
+    const path = join(work, `${name}.json`);
+    writeFileSync(path, JSON.stringify(spec));
+    return path;
+  };
+  const staticFloor = await startFloor(writeSpec('static-floor', { mode: 'static', routes: captured.map(staticRoute) }), join(work, 'floors.log'));
+  const directRoutes = captured.map(directRoute);
+  const directFloor = await startFloor(
+    writeSpec('direct-floor', { mode: 'direct', db, routes: directRoutes.filter((r) => r !== null) }),
+    join(work, 'floors.log'),
+  );
+
+  // 4. The server under test.
+  const command =
+    opts.server === 'source' ? [process.execPath, join(ROOT, 'bin/outreach-api.js')] : opts.server === 'bundle' ? [process.execPath, BUNDLE] : [EXE];
+  const server = await startServer(command, { db, config: configPath, logFile: serverLog });
+  step(`server (${opts.server}) answering after ${server.readyMs.toFixed(0)} ms; floors up`);
+
+  // On a shared machine, each measurement first waits (within a total budget) for other
+  // processes to go quiet; what could not be waited out is reported per run.
+  let quietBudgetMs = opts.quietBudgetS * 1000;
+  const quietWaits: { before: string; waitedMs: number; quiet: boolean; load: number | null }[] = [];
+  const quiet = async (before: string) => {
+    const q = await waitForQuiet(Math.min(quietBudgetMs, 30_000));
+    quietBudgetMs = Math.max(0, quietBudgetMs - q.waitedMs);
+    if (q.waitedMs > 500 || !q.quiet) {
+      quietWaits.push({ before, ...q });
+      step(`  waited ${(q.waitedMs / 1000).toFixed(1)} s for the machine to go quiet before ${before}${q.quiet ? '' : ` (still ${q.load?.toFixed(2)} cores busy)`}`);
+    }
+  };
+  const warm = async (origin: string, e: Endpoint, pid: number, label: string) => {
+    await quiet(label);
+    return peak(origin, e, { connections: opts.connections, seconds: 1, pid });
+  };
+  const results: EndpointResult[] = [];
+  for (const c of captured) {
+    const e = c.endpoint;
+    await warm(server.origin, e, server.pid, `${e.name} (server)`);
+    const s = await peak(server.origin, e, { connections: opts.connections, seconds: opts.seconds, pid: server.pid });
+    const rate = Math.max(1, Math.round(s.rps / 2));
+    await quiet(`${e.name} (server, half rate)`);
+    const half = { ...(await paced(server.origin, e, { rate, seconds: opts.pacedSeconds, pid: server.pid })), rate };
+    const memory = memoryOf(server.pid);
+    await warm(staticFloor.origin, e, staticFloor.pid, `${e.name} (static floor)`);
+    const sf = await peak(staticFloor.origin, e, { connections: opts.connections, seconds: opts.seconds, pid: staticFloor.pid });
+    let df: RunResult | null = null;
+    if (directRoutes[captured.indexOf(c)]) {
+      await warm(directFloor.origin, e, directFloor.pid, `${e.name} (direct floor)`);
+      df = await peak(directFloor.origin, e, { connections: opts.connections, seconds: opts.seconds, pid: directFloor.pid });
+    }
+    const r: EndpointResult = {
+      name: e.name,
+      kind: e.kind,
+      method: e.method,
+      url: e.url,
+      bytes: c.bytes,
+      total: c.total,
+      server: s,
+      half,
+      staticFloor: sf,
+      directFloor: df,
+      staticRatio: s.rps / sf.rps,
+      directRatio: df ? s.rps / df.rps : null,
+      sql: c.statements,
+      serverMemoryAfter: memory,
+      targets: [],
+    };
+    if (e.kind === 'me') r.targets.push({ name: 'req/s vs static floor', met: r.staticRatio >= ME_STATIC_RATIO, value: r.staticRatio, limit: ME_STATIC_RATIO });
+    if (LIST_KINDS.includes(e.kind) && r.directRatio !== null) {
+      r.targets.push({ name: 'req/s vs direct floor', met: r.directRatio >= LIST_DIRECT_RATIO, value: r.directRatio, limit: LIST_DIRECT_RATIO });
+    }
+    const p99Limit = P99_TARGET_MS[e.kind];
+    if (p99Limit !== undefined) r.targets.push({ name: 'p99 at half peak (ms)', met: half.p99 <= p99Limit, value: half.p99, limit: p99Limit });
+    if (s.failures + half.failures > 0) r.targets.push({ name: 'non-2xx or errors', met: false, value: s.failures + half.failures, limit: 0 });
+    results.push(r);
+    step(
+      `${e.name}: ${s.rps.toFixed(0)} req/s (cpu ${s.targetCpu?.toFixed(2)}), p99 ${s.p99.toFixed(2)} ms, p99@${rate}/s ${half.p99.toFixed(2)} ms; ` +
+        `static ${sf.rps.toFixed(0)}${df ? `, direct ${df.rps.toFixed(0)}` : ''}`,
+    );
+  }
+  const serverMemory = memoryOf(server.pid);
+  await server.stop();
+  await staticFloor.stop();
+  await directFloor.stop();
+
+  // 5a. The limiter on: GET /me once more, on a server whose limiter counts every request.
+  let limiterHttp: { rps: number; rpsOff: number; usPerRequest: number; headers: boolean; peakRss: number | null } | null = null;
+  const me = captured.find((c) => c.endpoint.kind === 'me');
+  const meResult = results.find((r) => r.kind === 'me');
+  if (me && meResult) {
+    const limited = await startServer(command, { db, config: configPath, logFile: serverLog, env: { OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE: String(LIMITER_RUN_RPM) } });
+    const headers = await fetch(`${limited.origin}${me.endpoint.url}`, { headers: AUTH_HEADERS }).then(
+      (res) => res.headers.has('x-ratelimit-remaining'),
+      () => false,
+    );
+    await warm(limited.origin, me.endpoint, limited.pid, 'GET /me (limiter on)');
+    const on = await peak(limited.origin, me.endpoint, { connections: opts.connections, seconds: opts.seconds, pid: limited.pid });
+    limiterHttp = {
+      rps: on.rps,
+      rpsOff: meResult.server.rps,
+      usPerRequest: 1e6 / on.rps - 1e6 / meResult.server.rps,
+      headers,
+      peakRss: memoryOf(limited.pid)?.peakRss ?? null,
+    };
+    await limited.stop();
+    step(`limiter on: GET /me ${on.rps.toFixed(0)} req/s (off: ${meResult.server.rps.toFixed(0)}), ${limiterHttp.usPerRequest.toFixed(2)} µs per request`);
+  }
+
+  // 5b. The limiter micro-benchmark, in its own process.
+  await quiet('the limiter micro-benchmark');
+  const micro = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(ROOT, 'test/bench/limiter.ts')], { cwd: ROOT, encoding: 'utf8' });
+  if (micro.status !== 0) throw new Error(`limiter benchmark failed: ${micro.stderr}`);
+  const limiter = JSON.parse(micro.stdout) as {
+    worstNsPerCheck: number;
+    cases: Record<string, { nsPerCheck: number }>;
+    memory: { tokens: number; bytesPerToken: number; heldAfterWindow: number; keysAfterWindow: number }[];
+  };
+  step(`limiter: worst ${limiter.worstNsPerCheck.toFixed(0)} ns per check`);
+
+  // 5c. Cold start.
+  let cold: ColdStart | null = null;
+  if (opts.coldstart) {
+    await quiet('the cold starts');
+    cold = await coldStart(db, configPath, opts.coldstartRuns, serverLog);
+    step(`cold start: executable ${cold.executable.medianMs.toFixed(0)} ms, node bundle ${cold.nodeBundle.medianMs.toFixed(0)} ms`);
+  }
+
+  // 6. Report.
+  const wallSeconds = (performance.now() - wallStart) / 1000;
+  const global: { name: string; met: boolean; value: string; limit: string }[] = [];
+  if (serverMemory) global.push({ name: 'peak RSS of the server during load', met: serverMemory.peakRss <= RSS_LIMIT, value: mib(serverMemory.peakRss), limit: mib(RSS_LIMIT) });
+  if (cold) {
+    global.push({ name: 'cold start, executable (median)', met: cold.executable.medianMs <= COLD_START_LIMIT_MS, value: `${cold.executable.medianMs.toFixed(0)} ms`, limit: `${COLD_START_LIMIT_MS} ms` });
+    global.push({ name: 'cold start, executable / node bundle', met: cold.ratio <= COLD_START_RATIO, value: `${cold.ratio.toFixed(2)}x`, limit: `${COLD_START_RATIO}x` });
+  }
+  global.push({ name: 'limiter cost per check (worst case)', met: limiter.worstNsPerCheck < LIMITER_NS_LIMIT, value: `${limiter.worstNsPerCheck.toFixed(0)} ns`, limit: `${LIMITER_NS_LIMIT} ns` });
+  const bounded = limiter.memory.every((m) => m.keysAfterWindow <= 1 && m.heldAfterWindow < 1024 * 1024);
+  global.push({
+    name: 'limiter memory bounded by tokens',
+    met: bounded,
+    value: `${limiter.memory.map((m) => `${m.tokens} tokens ${mib(m.bytesPerToken * m.tokens)}`).join(', ')}; freed after the window: ${bounded ? 'yes' : 'no'}`,
+    limit: 'O(tokens), freed',
+  });
+  global.push({ name: 'npm run bench wall time', met: wallSeconds < WALL_LIMIT_S, value: `${(wallSeconds / 60).toFixed(1)} min`, limit: `${WALL_LIMIT_S / 60} min` });
+
+  const report = {
+    startedAt: new Date(Date.now() - wallSeconds * 1000).toISOString(),
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memory: totalmem(), node: process.version },
+    options: opts,
+    dataset: {
+      key: dataset.key,
+      sizes,
+      bytes: dataset.bytes,
+      generatedThisRun: dataset.generated ?? null,
+      generatedEarlier: dataset.earlier ?? null,
+    },
+    buildSeconds,
+    serverCommand: command.map((p) => p.replace(`${ROOT}/`, '')),
+    serverReadyMs: server.readyMs,
+    serverMemory,
+    endpoints: results,
+    limiter: { micro: limiter, http: limiterHttp },
+    coldStart: cold,
+    quietWaits,
+    targets: global,
+    wallSeconds,
+  };
+  writeFileSync(join(BENCH_DIR, `results-${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(BENCH_DIR, 'results-latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  printReport(report);
+  out(`results: .bench/results-${stamp}.json (and .bench/results-latest.json)`);
+  if (opts.strict && (results.some((r) => r.targets.some((t) => !t.met)) || global.some((t) => !t.met))) process.exitCode = 1;
+}
+
+function table(header: string[], rows: string[][], right: boolean[]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ');
+  out(line(header));
+  out(widths.map((w) => '-'.repeat(w)).join('-|-'));
+  for (const r of rows) out(line(r));
+}
+
+function printReport(report: {
+  machine: { cpus: number; cpuModel?: string; node: string };
+  dataset: { key: string; bytes: number; generatedThisRun: { seconds: number } | null; generatedEarlier: { seconds: number } | null };
+  serverCommand: string[];
+  serverMemory: { peakRss: number; rss: number } | null;
+  endpoints: EndpointResult[];
+  limiter: { micro: { cases: Record<string, { nsPerCheck: number }> }; http: { rps: number; rpsOff: number; usPerRequest: number; headers: boolean } | null };
+  coldStart: ColdStart | null;
+  quietWaits: { waitedMs: number; quiet: boolean }[];
+  targets: { name: string; met: boolean; value: string; limit: string }[];
+  buildSeconds: number | null;
+  wallSeconds: number;
+}): void {
+  const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+  const rps = (x: number) => x.toFixed(0);
+  out();
+  out(`outreach-api bench — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}; server: ${report.serverCommand.join(' ')}`);
+  const gen = report.dataset.generatedThisRun;
+  out(
+    `dataset ${report.dataset.key}: ${mib(report.dataset.bytes)}; ` +
+      (gen ? `generated this run in ${gen.seconds.toFixed(1)} s` : `from cache${report.dataset.generatedEarlier ? ` (generated in ${report.dataset.generatedEarlier.seconds.toFixed(1)} s)` : ''}`),
+  );
+  out();
+  table(
+    ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'p99@half ms', 'static floor req/s', 'ratio', 'direct floor req/s', 'ratio', 'target met?'],
+    report.endpoints.map((r) => [
+      r.name,
+      rps(r.server.rps),
+      ms(r.server.p50),
+      ms(r.server.p99),
+      `${ms(r.half.p99)} @${r.half.rate}/s`,
+      rps(r.staticFloor.rps),
+      r.staticRatio.toFixed(2),
+      r.directFloor ? rps(r.directFloor.rps) : '-',
+      r.directRatio !== null ? r.directRatio.toFixed(2) : '-',
+      r.targets.length === 0 ? '(none set)' : r.targets.every((t) => t.met) ? 'yes' : `NO: ${r.targets.filter((t) => !t.met).map((t) => `${t.name} ${t.value.toFixed(2)} vs ${t.limit}`).join('; ')}`,
+    ]),
+    [false, true, true, true, true, true, true, true, true, false],
+  );
+  out();
+  out('per endpoint: response bytes, list total; CPU in cores during the peak runs: target / load client / rest of the machine');
+  const cpu = (r: RunResult | null) => (r ? `${r.targetCpu?.toFixed(2) ?? '-'} / ${r.clientCpu.toFixed(2)} / ${r.otherCpu?.toFixed(2) ?? '-'}` : '-');
+  table(
+    ['endpoint', 'bytes', 'total', 'server cpu', 'static floor cpu', 'direct floor cpu', 'paced client cpu', 'requests', 'failures', 'server RSS after'],
+    report.endpoints.map((r) => [
+      r.name,
+      String(r.bytes),
+      r.total === null ? '-' : String(r.total),
+      cpu(r.server),
+      cpu(r.staticFloor),
+      cpu(r.directFloor),
+      r.half.clientCpu.toFixed(2),
+      String(r.server.requests),
+      String(r.server.failures + r.half.failures),
+      r.serverMemoryAfter ? mib(r.serverMemoryAfter.rss) : '-',
+    ]),
+    [false, true, true, true, true, true, true, true, true, true],
+  );
+  const busy = report.endpoints.flatMap((r) => [r.server, r.half, r.staticFloor, r.directFloor]).filter((x) => x && (x.otherCpu ?? 0) > 0.35);
+  if (report.quietWaits.length) {
+    const waited = report.quietWaits.reduce((n, w) => n + w.waitedMs, 0) / 1000;
+    const notQuiet = report.quietWaits.filter((w) => !w.quiet).length;
+    out(`waited ${waited.toFixed(0)} s in all for other processes to go quiet${notQuiet ? `; ${notQuiet} run(s) started while the machine was still busy` : ''}`);
+  }
+  if (busy.length) out(`WARNING: ${busy.length} run(s) saw more than 0.35 of a core used outside the target and the client: another process was busy, figures are pessimistic`);
+  out();
+  if (report.serverMemory) out(`server peak RSS (VmHWM) ${mib(report.serverMemory.peakRss)}, RSS at the end ${mib(report.serverMemory.rss)}`);
+  if (report.coldStart) {
+    const c = report.coldStart;
+    out(
+      `cold start to first 200 on GET /me (median of ${c.runs}): executable ${c.executable.medianMs.toFixed(0)} ms ` +
+        `(min ${c.executable.minMs.toFixed(0)}, max ${c.executable.maxMs.toFixed(0)}), node bundle ${c.nodeBundle.medianMs.toFixed(0)} ms ` +
+        `(min ${c.nodeBundle.minMs.toFixed(0)}, max ${c.nodeBundle.maxMs.toFixed(0)}), ratio ${c.ratio.toFixed(2)}`,
+    );
+  }
+  const cases = report.limiter.micro.cases;
+  out(`limiter per check: ${Object.entries(cases).map(([k, v]) => `${k} ${v.nsPerCheck.toFixed(0)} ns`).join(', ')}`);
+  const http = report.limiter.http;
+  if (http) {
+    out(
+      `limiter in the server: GET /me ${rps(http.rps)} req/s with it, ${rps(http.rpsOff)} without: ${http.usPerRequest.toFixed(2)} µs per request ` +
+        `(check and five headers)${http.headers ? '' : ' — WARNING: no X-RateLimit headers seen'}`,
+    );
+  }
+  if (report.buildSeconds !== null) out(`npm run build: ${report.buildSeconds.toFixed(1)} s`);
+  out();
+  table(
+    ['target', 'value', 'limit', 'met?'],
+    report.targets.map((t) => [t.name, t.value, t.limit, t.met ? 'yes' : 'NO']),
+    [false, false, false, false],
+  );
+  out();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+  // Exits now (stopping every child still running, see processes.ts) rather than waiting on them.
+  process.exit(1);
+});
