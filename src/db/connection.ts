@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect, type LogEvent, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 
 /** The synchronous statement API shared by better-sqlite3 and our node:sqlite adapter. */
@@ -24,8 +24,14 @@ export interface SqliteHandle extends SqliteDatabase {
   close(): void;
 }
 
+/** A statement run through `Store.db`, as `traceQueries` reports it. */
+export interface TracedQuery {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
 export interface Store {
-  /** Query builder over the same connection as `sqlite`. */
+  /** Query builder over the same connection as `sqlite`. Read it at each use: `traceQueries` swaps it. */
   db: Kysely<Database>;
   /** The raw connection, for synchronous transactions and prepared hot-path statements. */
   sqlite: SqliteHandle;
@@ -36,6 +42,13 @@ export interface Store {
    * Rolls back and rethrows whatever `fn` throws.
    */
   transaction<T>(fn: () => T): T;
+  /**
+   * Reports every statement run through `db` to `hook` (after it ran, failed ones too) until the
+   * returned function is called. For tests and diagnostics (e.g. the query-plan test): `db` is
+   * swapped for a query builder with kysely's `log` over the same connection, so a store nobody
+   * traces pays nothing. Statements on `sqlite` are not reported.
+   */
+  traceQueries(hook: (query: TracedQuery) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -72,10 +85,18 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   sqlite.exec('PRAGMA foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   let depth = 0;
-  return {
+  const store: Store = {
     db,
     sqlite,
     path,
+    traceQueries(hook) {
+      const report = (event: LogEvent) => hook({ sql: event.query.sql, parameters: event.query.parameters });
+      // Never destroyed: destroying a kysely instance closes the connection it was given.
+      store.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: report });
+      return () => {
+        store.db = db;
+      };
+    },
     transaction<T>(fn: () => T): T {
       // Nested calls join the outer transaction, so repository helpers compose.
       if (depth > 0) return fn();
@@ -96,4 +117,5 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
       await db.destroy();
     },
   };
+  return store;
 }

@@ -5,6 +5,8 @@
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { BacklinkChecksTable, BacklinksTable, Database } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
+import { BACKLINK_STATUSES } from '../schemas/enums.js';
+import { countedTotal, keysOf } from './row-counts.js';
 
 export type BacklinkRow = Selectable<BacklinksTable>;
 export type BacklinkCheckRow = Selectable<BacklinkChecksTable>;
@@ -90,15 +92,16 @@ const backlinkWhere = (filter: BacklinkFilter) => (eb: ExpressionBuilder<Databas
 
 /**
  * One page of a project's backlinks matching `filter`, newest `createdAt` first (ties: `id`
- * descending), and the exact number of matches.
+ * descending), and the exact number of matches, from the `project:<status>` or `site:<status>`
+ * counters (sql/0003_row_counts.sql).
  */
 export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter, limit: number, offset: number) {
-  const where = backlinkWhere(filter);
+  const [scope, kind] = filter.siteId !== undefined ? [filter.siteId, 'site'] : [filter.projectId, 'project'];
   const [rows, total] = await Promise.all([
-    db.selectFrom('backlinks').selectAll().where(where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('backlinks').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db.selectFrom('backlinks').selectAll().where(backlinkWhere(filter)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    countedTotal(db, 'backlinks', scope, keysOf(kind, filter.status !== undefined ? [filter.status] : BACKLINK_STATUSES)),
   ]);
-  return { items: rows.map(toBacklink), total: Number(total.n) };
+  return { items: rows.map(toBacklink), total };
 }
 
 /**
@@ -113,15 +116,15 @@ export async function requireBacklink(db: Kysely<Database>, projectId: string, b
 
 /**
  * One page of a backlink's checks, newest `checkedAt` first (ties: `id` descending), the exact
- * number of checks, and `hasCheckError`: the `hasError` of the newest check, false when none
- * (decisions.md §5).
+ * number of checks (its `backlink` counter), and `hasCheckError`: the `hasError` of the newest
+ * check, false when none (decisions.md §5).
  */
 export async function listBacklinkChecks(db: Kysely<Database>, backlinkId: string, limit: number, offset: number) {
   const newestFirst = db.selectFrom('backlink_checks').where('backlink_id', '=', backlinkId).orderBy('checked_at', 'desc').orderBy('id', 'desc');
   const [rows, total, newest] = await Promise.all([
     newestFirst.selectAll().limit(limit).offset(offset).execute(),
-    db.selectFrom('backlink_checks').where('backlink_id', '=', backlinkId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    countedTotal(db, 'backlink_checks', backlinkId, ['backlink']),
     newestFirst.select('has_error').limit(1).executeTakeFirst(),
   ]);
-  return { items: rows.map(toBacklinkCheck), total: Number(total.n), hasCheckError: newest?.has_error === 1 };
+  return { items: rows.map(toBacklinkCheck), total, hasCheckError: newest?.has_error === 1 };
 }

@@ -1,6 +1,7 @@
 /** Blocked domains of a project: the list query and the row → API mapper. */
 import type { Kysely, Selectable } from 'kysely';
 import type { BlockedDomainsTable, Database } from '../db/schema.js';
+import { countedTotal } from './row-counts.js';
 
 export type BlockedDomainRow = Selectable<BlockedDomainsTable>;
 
@@ -22,12 +23,12 @@ export const toBlockedDomain = (row: BlockedDomainRow): BlockedDomainRecord => (
 /**
  * One page of the blocked domains of project `projectId` (already checked to be the caller's),
  * newest `createdAt` first (ties: `id` descending; index `blocked_domains_project_order`), and
- * the exact number of them.
+ * the exact number of them (the `project` counter).
  */
 export async function listBlockedDomains(db: Kysely<Database>, projectId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
     db.selectFrom('blocked_domains').selectAll().where('project_id', '=', projectId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('blocked_domains').where('project_id', '=', projectId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    countedTotal(db, 'blocked_domains', projectId, ['project']),
   ]);
-  return { items: rows.map(toBlockedDomain), total: Number(total.n) };
+  return { items: rows.map(toBlockedDomain), total };
 }

@@ -6,6 +6,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { ContactsTable, Database } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
+import { countedTotal } from './row-counts.js';
 
 export type ContactRow = Selectable<ContactsTable>;
 
@@ -51,14 +52,14 @@ export const toContact = (row: ContactRow): ContactRecord => ({
 /**
  * One page of the contacts of prospect `prospectId` (already checked to be in the caller's
  * project), newest `createdAt` first (ties: `id` descending; index `contacts_prospect_order`),
- * and the exact number of them.
+ * and the exact number of them (the `prospect` counter).
  */
 export async function listProspectContacts(db: Kysely<Database>, prospectId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
     db.selectFrom('contacts').selectAll().where('prospect_id', '=', prospectId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('contacts').where('prospect_id', '=', prospectId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    countedTotal(db, 'contacts', prospectId, ['prospect']),
   ]);
-  return { items: rows.map(toContact), total: Number(total.n) };
+  return { items: rows.map(toContact), total };
 }
 
 /** Where a contact must sit: its project (already checked to be the caller's) and, optionally, the site or prospect it was addressed through. */

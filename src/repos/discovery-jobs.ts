@@ -6,6 +6,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, DiscoveryJobsTable, DiscoveryQueriesTable } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
+import { countedByKey, countedTotal } from './row-counts.js';
 
 export type DiscoveryJobRow = Selectable<DiscoveryJobsTable>;
 export type DiscoveryQueryRow = Selectable<DiscoveryQueriesTable>;
@@ -73,14 +74,14 @@ export const toDiscoveryQuery = (row: DiscoveryQueryRow): DiscoveryQueryRecord =
 /**
  * One page of a site's discovery jobs (the site already checked to be in the caller's project),
  * newest `createdAt` first (ties: `id` descending; index `discovery_jobs_site_order`), and the
- * exact number of them.
+ * exact number of them (the `site` counter).
  */
 export async function listDiscoveryJobs(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
     db.selectFrom('discovery_jobs').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('discovery_jobs').where('site_id', '=', siteId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    countedTotal(db, 'discovery_jobs', siteId, ['site']),
   ]);
-  return { items: rows.map(toDiscoveryJob), total: Number(total.n) };
+  return { items: rows.map(toDiscoveryJob), total };
 }
 
 /**
@@ -95,21 +96,18 @@ export async function requireDiscoveryJob(db: Kysely<Database>, siteId: string, 
 
 /**
  * One page of the queries of job `jobId` (already checked to be in the caller's site), and the
- * exact number of them. Order (decisions.md §5): oldest `startedAt` first, queries not started
- * yet (null `startedAt`) last; ties by `id` ascending.
+ * exact number of them (the `job:1` and `job:0` counters: started and not). Order
+ * (decisions.md §5): oldest `startedAt` first, queries not started yet (null `startedAt`) last;
+ * ties by `id` ascending.
  *
  * Paged in two parts, each an in-order walk of `discovery_queries_job_order` (job_id,
  * started_at, id): the range `started_at IS NOT NULL`, then the range `started_at IS NULL`
  * (SQLite puts NULL first in an index, the contract puts it last).
  */
 export async function listDiscoveryQueries(db: Kysely<Database>, jobId: string, limit: number, offset: number) {
-  const counts = await db
-    .selectFrom('discovery_queries')
-    .where('job_id', '=', jobId)
-    .select((eb) => [eb.fn.countAll<number>().as('total'), eb.fn.count<number>('started_at').as('started')])
-    .executeTakeFirstOrThrow();
-  const total = Number(counts.total);
-  const started = Number(counts.started);
+  const counts = await countedByKey(db, 'discovery_queries', jobId, ['job:1', 'job:0']);
+  const started = counts['job:1'];
+  const total = started + counts['job:0'];
   const rows: DiscoveryQueryRow[] = [];
   if (offset < started) {
     rows.push(

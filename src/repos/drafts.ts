@@ -6,6 +6,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, DraftMessagesTable, DraftsTable } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
+import { DRAFT_STATUSES } from '../schemas/enums.js';
+import { countedTotal, keysOf } from './row-counts.js';
 
 export type DraftRow = Selectable<DraftsTable>;
 export type DraftMessageRow = Selectable<DraftMessagesTable>;
@@ -130,6 +132,16 @@ export const toDraft = (row: DraftJoinedRow): DraftRecord => ({
   contact: { id: row.c_id, fullName: row.c_full_name, email: row.c_email, role: row.c_role, company: row.c_company },
 });
 
+/** The columns of a `DraftJoinedRow`: a draft (`d`), its current message (`m`), prospect (`p`) and contact (`c`). */
+const DRAFT_COLUMNS = [
+  'd.id', 'd.prospect_id', 'd.contact_id', 'd.status', 'd.purpose', 'd.starred_at', 'd.created_at', 'd.updated_at',
+  'm.id as m_id', 'm.subject as m_subject', 'm.body as m_body', 'm.personalization as m_personalization',
+  'm.grounding_summary as m_grounding_summary', 'm.generation_provider as m_generation_provider',
+  'm.generation_model as m_generation_model', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at',
+  'p.id as p_id', 'p.title as p_title', 'p.url as p_url', 'p.domain as p_domain',
+  'c.id as c_id', 'c.full_name as c_full_name', 'c.email as c_email', 'c.role as c_role', 'c.company as c_company',
+] as const;
+
 /** Drafts (`d`) with their current message, prospect and contact, each joined by primary key. */
 const draftQuery = (db: Kysely<Database>) =>
   db
@@ -137,14 +149,7 @@ const draftQuery = (db: Kysely<Database>) =>
     .innerJoin('prospects as p', 'p.id', 'd.prospect_id')
     .innerJoin('contacts as c', 'c.id', 'd.contact_id')
     .leftJoin('draft_messages as m', 'm.id', 'd.message_id')
-    .select([
-      'd.id', 'd.prospect_id', 'd.contact_id', 'd.status', 'd.purpose', 'd.starred_at', 'd.created_at', 'd.updated_at',
-      'm.id as m_id', 'm.subject as m_subject', 'm.body as m_body', 'm.personalization as m_personalization',
-      'm.grounding_summary as m_grounding_summary', 'm.generation_provider as m_generation_provider',
-      'm.generation_model as m_generation_model', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at',
-      'p.id as p_id', 'p.title as p_title', 'p.url as p_url', 'p.domain as p_domain',
-      'c.id as c_id', 'c.full_name as c_full_name', 'c.email as c_email', 'c.role as c_role', 'c.company as c_company',
-    ]);
+    .select(DRAFT_COLUMNS);
 
 export interface DraftFilter {
   /** The site (already checked to be in the caller's project). */
@@ -154,24 +159,30 @@ export interface DraftFilter {
 
 /**
  * One page of a site's drafts matching `filter`, newest `createdAt` first (ties: `id`
- * descending), and the exact number of matches.
+ * descending), and the exact number of matches (the `site:<status>` counters).
  *
- * The page's ids come from a covering walk of `drafts_site_order` (or `drafts_site_status_order`
- * with a status), so a deep OFFSET skips index entries only; the joins run for the page's rows.
+ * The page (`pg`) is a covering walk of `drafts_site_order` (or `drafts_site_status_order` with
+ * a status), so a deep OFFSET skips index entries only; the joins run for the page's rows, which
+ * keep the walk's order (the page is the outer loop), so nothing is sorted.
  */
 export async function listDrafts(db: Kysely<Database>, filter: DraftFilter, limit: number, offset: number) {
-  let ids = db.selectFrom('drafts').select('id').where('site_id', '=', filter.siteId);
-  let count = db.selectFrom('drafts').where('site_id', '=', filter.siteId);
-  if (filter.status !== undefined) {
-    ids = ids.where('status', '=', filter.status);
-    count = count.where('status', '=', filter.status);
-  }
-  const pageIds = ids.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
+  let page = db.selectFrom('drafts').select(['id', 'created_at']).where('site_id', '=', filter.siteId);
+  if (filter.status !== undefined) page = page.where('status', '=', filter.status);
+  const pg = page.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).as('pg');
   const [rows, total] = await Promise.all([
-    draftQuery(db).where('d.id', 'in', pageIds).orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').execute(),
-    count.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom(pg)
+      .innerJoin('drafts as d', 'd.id', 'pg.id')
+      .innerJoin('prospects as p', 'p.id', 'd.prospect_id')
+      .innerJoin('contacts as c', 'c.id', 'd.contact_id')
+      .leftJoin('draft_messages as m', 'm.id', 'd.message_id')
+      .select(DRAFT_COLUMNS)
+      .orderBy('pg.created_at', 'desc')
+      .orderBy('pg.id', 'desc')
+      .execute(),
+    countedTotal(db, 'drafts', filter.siteId, keysOf('site', filter.status !== undefined ? [filter.status] : DRAFT_STATUSES)),
   ]);
-  return { items: rows.map(toDraft), total: Number(total.n) };
+  return { items: rows.map(toDraft), total };
 }
 
 /**

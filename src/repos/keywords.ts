@@ -1,6 +1,7 @@
 /** Keywords of a site: the list query and the row → API mapper. */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, KeywordsTable } from '../db/schema.js';
+import { countedTotal } from './row-counts.js';
 
 export type KeywordRow = Selectable<KeywordsTable>;
 
@@ -22,12 +23,12 @@ export const toKeyword = (row: KeywordRow): KeywordRecord => ({
 /**
  * One page of the keywords of site `siteId` (already checked to be in the caller's project),
  * newest `createdAt` first (ties: `id` descending; index `keywords_site_order`), and the exact
- * number of them.
+ * number of them (the `site` counter).
  */
 export async function listKeywords(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
     db.selectFrom('keywords').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('keywords').where('site_id', '=', siteId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    countedTotal(db, 'keywords', siteId, ['site']),
   ]);
-  return { items: rows.map(toKeyword), total: Number(total.n) };
+  return { items: rows.map(toKeyword), total };
 }

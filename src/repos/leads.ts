@@ -5,8 +5,9 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database, LeadsTable } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
-import type { LEAD_VIEWS } from '../schemas/enums.js';
+import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LEAD_VIEWS } from '../schemas/enums.js';
 import { TRIGRAM_MIN_CHARS, charCount, ftsPhrase } from './prospects.js';
+import { countedTotal } from './row-counts.js';
 
 export type LeadRow = Selectable<LeadsTable>;
 export type LeadView = (typeof LEAD_VIEWS)[number];
@@ -121,14 +122,32 @@ const leadWhere = (filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undef
 };
 
 /**
+ * The counters (sql/0003_row_counts.sql) whose sum is the number of leads matching `filter`, or
+ * undefined for a search (counted instead). Kept per scope (project or site) at the finest grain
+ * of the enumerated filters, `<scope>:<dismissed>:<tier>:<stage>:<leadType>`, and the same with
+ * `:platform=<platform>` appended: every combination of view, tier, stage, leadType and platform
+ * is the sum of at most 48 of them.
+ */
+function leadCounterKeys(filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undefined): string[] | undefined {
+  if (filter.search) return undefined;
+  const head = `${filter.siteId !== undefined ? 'site' : 'project'}:${filter.view === 'archived' ? 1 : 0}`;
+  const tail = filter.platform ? `:platform=${filter.platform}` : '';
+  const stages = filter.stage !== undefined ? [filter.stage] : LEAD_STAGES;
+  const types = filter.leadType !== undefined ? [filter.leadType] : LEAD_TYPES;
+  return (tiers ?? LEAD_TIERS).flatMap((tier) => stages.flatMap((stage) => types.map((type) => `${head}:${tier}:${stage}:${type}${tail}`)));
+}
+
+/**
  * One page of a project's leads matching `filter`, highest `score` first, then newest
  * `postedAt` (leads without one last), then `id` descending (decisions.md §5), and the exact
- * number of matches.
+ * number of matches: from the counters (`leadCounterKeys`), or, with a search, counted (over the
+ * trigram matches, or the scope's leads for a 1–2 character term).
  */
 export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit: number, offset: number) {
   const tiers = admittedTiers(filter);
   if (tiers !== undefined && tiers.length === 0) return { items: [], total: 0 };
   const where = leadWhere(filter, tiers);
+  const counterKeys = leadCounterKeys(filter, tiers);
   const [rows, total] = await Promise.all([
     db
       .selectFrom('leads')
@@ -140,9 +159,11 @@ export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit:
       .limit(limit)
       .offset(offset)
       .execute(),
-    db.selectFrom('leads').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    counterKeys !== undefined
+      ? countedTotal(db, 'leads', filter.siteId ?? filter.projectId, counterKeys)
+      : db.selectFrom('leads').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
   ]);
-  return { items: rows.map(toLead), total: Number(total.n) };
+  return { items: rows.map(toLead), total };
 }
 
 /**

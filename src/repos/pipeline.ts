@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../schemas/enums.js';
+import { countersOf } from './row-counts.js';
 
 type Counts<T extends readonly string[]> = Record<T[number], number>;
 
@@ -24,36 +25,28 @@ function countsOf<T extends readonly string[]>(statuses: T, rows: { status: stri
 }
 
 type StatusTable = 'prospects' | 'drafts' | 'threads' | 'backlinks';
+const STATUS_TABLES: readonly StatusTable[] = ['prospects', 'drafts', 'threads', 'backlinks'];
 
-/** `SELECT status, count(*) … WHERE site_id = ? GROUP BY status` over `table`. */
-const countByStatus = (db: Kysely<Database>, table: StatusTable, siteId: string) =>
-  db
-    .selectFrom(table)
-    .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
-    .where('site_id', '=', siteId)
-    .groupBy('status')
-    .execute() as Promise<{ status: string; n: number }[]>;
+/** `{ status: n }` from a table's `site:<status>` counters; its other counters are ignored. */
+const siteCounts = (counters: Record<string, number>) =>
+  Object.entries(counters)
+    .filter(([key]) => key.startsWith('site:'))
+    .map(([key, n]) => ({ status: key.slice('site:'.length), n }));
 
 /**
  * The counts of site `siteId` (already checked to be in the caller's project) by status: every
  * status of each list is present, 0 when the site has none.
  *
- * Prospects, drafts and backlinks are counted on their `*_site_status_order` indexes (a covering
- * walk, grouped in index order). Threads have no (site_id, status) index: their count walks
- * `threads_site_order` and reads each thread's row.
+ * Read from the `site:<status>` counters of the four tables (sql/0003_row_counts.sql): one
+ * primary-key range of `row_counts` per table, whatever the size of the site.
  */
 export async function getPipeline(db: Kysely<Database>, siteId: string): Promise<PipelineRecord> {
-  const [prospects, drafts, threads, backlinks] = await Promise.all([
-    countByStatus(db, 'prospects', siteId),
-    countByStatus(db, 'drafts', siteId),
-    countByStatus(db, 'threads', siteId),
-    countByStatus(db, 'backlinks', siteId),
-  ]);
+  const counters = await countersOf(db, STATUS_TABLES, siteId);
   return {
     siteId,
-    prospects: countsOf(PROSPECT_STATUSES, prospects),
-    drafts: countsOf(DRAFT_STATUSES, drafts),
-    threads: countsOf(THREAD_STATUSES, threads),
-    backlinks: countsOf(BACKLINK_STATUSES, backlinks),
+    prospects: countsOf(PROSPECT_STATUSES, siteCounts(counters.prospects!)),
+    drafts: countsOf(DRAFT_STATUSES, siteCounts(counters.drafts!)),
+    threads: countsOf(THREAD_STATUSES, siteCounts(counters.threads!)),
+    backlinks: countsOf(BACKLINK_STATUSES, siteCounts(counters.backlinks!)),
   };
 }

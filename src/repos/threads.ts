@@ -6,6 +6,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
+import { THREAD_STATUSES } from '../schemas/enums.js';
+import { countedByKey, countedTotal, keysOf } from './row-counts.js';
 import type { ContactSummaryRecord, ProspectSummaryRecord } from './drafts.js';
 
 export type ThreadRow = Selectable<ThreadsTable>;
@@ -102,40 +104,54 @@ export const toThreadMessage = (row: ThreadMessageRow): ThreadMessageRecord => (
   createdAt: row.created_at,
 });
 
+/** The columns of a `ThreadJoinedRow`: a thread (`t`), its contact (`c`) and prospect (`p`). */
+const THREAD_COLUMNS = [
+  't.id', 't.provider_thread_id', 't.contact_id', 't.status', 't.outcome', 't.classification', 't.inbound_count',
+  't.outbound_count', 't.last_inbound_at', 't.last_outbound_at', 't.updated_at',
+  'c.id as c_id', 'c.full_name as c_full_name', 'c.email as c_email', 'c.role as c_role', 'c.company as c_company',
+  'p.id as p_id', 'p.title as p_title', 'p.url as p_url', 'p.domain as p_domain',
+] as const;
+
 /** Threads (`t`) with their contact and prospect, each joined by primary key. */
 const threadQuery = (db: Kysely<Database>) =>
   db
     .selectFrom('threads as t')
     .innerJoin('contacts as c', 'c.id', 't.contact_id')
     .innerJoin('prospects as p', 'p.id', 't.prospect_id')
-    .select([
-      't.id', 't.provider_thread_id', 't.contact_id', 't.status', 't.outcome', 't.classification', 't.inbound_count',
-      't.outbound_count', 't.last_inbound_at', 't.last_outbound_at', 't.updated_at',
-      'c.id as c_id', 'c.full_name as c_full_name', 'c.email as c_email', 'c.role as c_role', 'c.company as c_company',
-      'p.id as p_id', 'p.title as p_title', 'p.url as p_url', 'p.domain as p_domain',
-    ]);
+    .select(THREAD_COLUMNS);
 
 /**
  * One page of a site's threads (the site already checked to be in the caller's project), newest
- * `updatedAt` first (ties: `id` descending), and the exact number of them.
+ * `updatedAt` first (ties: `id` descending), and the exact number of them (the sum of the
+ * `site:<status>` counters).
  *
- * The page's ids come from a covering walk of `threads_site_order`, so a deep OFFSET skips index
- * entries only; the joins run for the page's rows.
+ * The page (`pg`) is a covering walk of `threads_site_order`, so a deep OFFSET skips index
+ * entries only; the joins run for the page's rows, which keep the walk's order (the page is the
+ * outer loop), so nothing is sorted.
  */
 export async function listThreads(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
-  const pageIds = db
+  const pg = db
     .selectFrom('threads')
-    .select('id')
+    .select(['id', 'updated_at'])
     .where('site_id', '=', siteId)
     .orderBy('updated_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
-    .offset(offset);
+    .offset(offset)
+    .as('pg');
   const [rows, total] = await Promise.all([
-    threadQuery(db).where('t.id', 'in', pageIds).orderBy('t.updated_at', 'desc').orderBy('t.id', 'desc').execute(),
-    db.selectFrom('threads').where('site_id', '=', siteId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom(pg)
+      .innerJoin('threads as t', 't.id', 'pg.id')
+      .innerJoin('contacts as c', 'c.id', 't.contact_id')
+      .innerJoin('prospects as p', 'p.id', 't.prospect_id')
+      .select(THREAD_COLUMNS)
+      .orderBy('pg.updated_at', 'desc')
+      .orderBy('pg.id', 'desc')
+      .execute(),
+    countedTotal(db, 'threads', siteId, keysOf('site', THREAD_STATUSES)),
   ]);
-  return { items: rows.map(toThread), total: Number(total.n) };
+  return { items: rows.map(toThread), total };
 }
 
 /**
@@ -161,22 +177,18 @@ export async function requireThread(db: Kysely<Database>, siteId: string, idOrPr
 
 /**
  * One page of the messages of thread `threadId` (a record id, already checked to be in the
- * caller's site), and the exact number of them. Order (decisions.md §5): oldest `sentAt` first
- * (ties: `id` ascending); then the messages without `sentAt` (queued, or failed delivery),
- * oldest `createdAt` first (ties: `id`).
+ * caller's site), and the exact number of them (the `thread:1` and `thread:0` counters: sent
+ * and not). Order (decisions.md §5): oldest `sentAt` first (ties: `id` ascending); then the
+ * messages without `sentAt` (queued, or failed delivery), oldest `createdAt` first (ties: `id`).
  *
- * Paged in two parts so each walks `thread_messages_thread_order` (thread_id, sent_at, id): the
- * sent part is the index range `sent_at IS NOT NULL` in index order; the unsent part (a handful
- * of rows per thread) is the index range `sent_at IS NULL`, sorted by `created_at`.
+ * Paged in two parts, each an in-order index walk: the sent part is the range
+ * `sent_at IS NOT NULL` of `thread_messages_thread_order` (thread_id, sent_at, id); the unsent
+ * part is the partial index `thread_messages_unsent_order` (thread_id, created_at, id).
  */
 export async function listThreadMessages(db: Kysely<Database>, threadId: string, limit: number, offset: number) {
-  const counts = await db
-    .selectFrom('thread_messages')
-    .where('thread_id', '=', threadId)
-    .select((eb) => [eb.fn.countAll<number>().as('total'), eb.fn.count<number>('sent_at').as('sent')])
-    .executeTakeFirstOrThrow();
-  const total = Number(counts.total);
-  const sent = Number(counts.sent);
+  const counts = await countedByKey(db, 'thread_messages', threadId, ['thread:1', 'thread:0']);
+  const sent = counts['thread:1'];
+  const total = sent + counts['thread:0'];
   const rows: ThreadMessageRow[] = [];
   if (offset < sent) {
     rows.push(
