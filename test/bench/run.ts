@@ -40,6 +40,8 @@ const COLD_START_RATIO = 1.3;
 const LIMITER_NS_LIMIT = 1000;
 /** The limit of the one run with the limiter on: high enough that no request of the run is refused. */
 const LIMITER_RUN_RPM = 1_000_000;
+/** CPU (cores) used outside the target and the client above which a run is marked as disturbed. */
+const BUSY_CORES = 0.35;
 
 interface Options {
   scale: number;
@@ -344,6 +346,8 @@ function printReport(report: {
   wallSeconds: number;
 }): void {
   const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+  /** Marks a figure from a run during which another process used more than a third of a core. */
+  const busy = (r: RunResult) => ((r.otherCpu ?? 0) > BUSY_CORES ? '*' : '');
   const rps = (x: number) => x.toFixed(0);
   out();
   out(`outreach-api bench — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}; server: ${report.serverCommand.join(' ')}`);
@@ -357,13 +361,13 @@ function printReport(report: {
     ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'p99@half ms', 'static floor req/s', 'ratio', 'direct floor req/s', 'ratio', 'target met?'],
     report.endpoints.map((r) => [
       r.name,
-      rps(r.server.rps),
+      rps(r.server.rps) + busy(r.server),
       ms(r.server.p50),
       ms(r.server.p99),
-      `${ms(r.half.p99)} @${r.half.rate}/s`,
-      rps(r.staticFloor.rps),
+      `${ms(r.half.p99)}${busy(r.half)} @${r.half.rate}/s`,
+      rps(r.staticFloor.rps) + busy(r.staticFloor),
       r.staticRatio.toFixed(2),
-      r.directFloor ? rps(r.directFloor.rps) : '-',
+      r.directFloor ? rps(r.directFloor.rps) + busy(r.directFloor) : '-',
       r.directRatio !== null ? r.directRatio.toFixed(2) : '-',
       r.targets.length === 0 ? '(none set)' : r.targets.every((t) => t.met) ? 'yes' : `NO: ${r.targets.filter((t) => !t.met).map((t) => `${t.name} ${t.value.toFixed(2)} vs ${t.limit}`).join('; ')}`,
     ]),
@@ -388,13 +392,18 @@ function printReport(report: {
     ]),
     [false, true, true, true, true, true, true, true, true, true],
   );
-  const busy = report.endpoints.flatMap((r) => [r.server, r.half, r.staticFloor, r.directFloor]).filter((x) => x && (x.otherCpu ?? 0) > 0.35);
+  const disturbed = report.endpoints.flatMap((r) => [r.server, r.half, r.staticFloor, r.directFloor]).filter((x) => x && (x.otherCpu ?? 0) > BUSY_CORES);
   if (report.quietWaits.length) {
     const waited = report.quietWaits.reduce((n, w) => n + w.waitedMs, 0) / 1000;
     const notQuiet = report.quietWaits.filter((w) => !w.quiet).length;
     out(`waited ${waited.toFixed(0)} s in all for other processes to go quiet${notQuiet ? `; ${notQuiet} run(s) started while the machine was still busy` : ''}`);
   }
-  if (busy.length) out(`WARNING: ${busy.length} run(s) saw more than 0.35 of a core used outside the target and the client: another process was busy, figures are pessimistic`);
+  if (disturbed.length) {
+    out(
+      `WARNING: ${disturbed.length} run(s), marked *, saw more than ${BUSY_CORES} of a core used outside the target and the client: ` +
+        'another process was busy, so those figures are pessimistic (rerun on a quiet machine)',
+    );
+  }
   out();
   if (report.serverMemory) out(`server peak RSS (VmHWM) ${mib(report.serverMemory.peakRss)}, RSS at the end ${mib(report.serverMemory.rss)}`);
   if (report.coldStart) {
