@@ -83,6 +83,8 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   sqlite.exec('PRAGMA journal_mode = WAL');
   sqlite.exec('PRAGMA synchronous = NORMAL');
   sqlite.exec('PRAGMA foreign_keys = ON');
+  // Statement journals (which the row_counts triggers make every write keep) stay in memory.
+  sqlite.exec('PRAGMA temp_store = MEMORY');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   let depth = 0;
   const store: Store = {

@@ -6,6 +6,7 @@ import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { BacklinkChecksTable, BacklinksTable, Database } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
 import { BACKLINK_STATUSES } from '../schemas/enums.js';
+import { type OrderKey, pageStart } from './page-anchors.js';
 import { countedTotal, keysOf } from './row-counts.js';
 
 export type BacklinkRow = Selectable<BacklinksTable>;
@@ -93,12 +94,25 @@ const backlinkWhere = (filter: BacklinkFilter) => (eb: ExpressionBuilder<Databas
 /**
  * One page of a project's backlinks matching `filter`, newest `createdAt` first (ties: `id`
  * descending), and the exact number of matches, from the `project:<status>` or `site:<status>`
- * counters (sql/0003_row_counts.sql).
+ * counters (sql/0003_row_counts.sql). A deep page seeks from the nearest anchor
+ * (`./page-anchors.ts`) rather than walking the whole OFFSET.
  */
 export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter, limit: number, offset: number) {
   const [scope, kind] = filter.siteId !== undefined ? [filter.siteId, 'site'] : [filter.projectId, 'project'];
+  // In list order, starting at the row whose key is `from` (newest first, so keys at or below it).
+  const fromKey = (from: OrderKey | null) =>
+    db
+      .selectFrom('backlinks')
+      .where(backlinkWhere(filter))
+      .$if(from !== null, (qb) => qb.where((eb) => eb(eb.refTuple('created_at', 'id'), '<=', eb.tuple(String(from![0]), from![1]))))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc');
+  const start = await pageStart(db, `backlinks|${kind}:${scope}|${filter.status ?? '*'}`, offset, async (from, skip) => {
+    const row = await fromKey(from).select(['created_at', 'id']).limit(1).offset(skip).executeTakeFirst();
+    return row && ([row.created_at, row.id] as const);
+  });
   const [rows, total] = await Promise.all([
-    db.selectFrom('backlinks').selectAll().where(backlinkWhere(filter)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    fromKey(start.from).selectAll().limit(limit).offset(start.skip).execute(),
     countedTotal(db, 'backlinks', scope, keysOf(kind, filter.status !== undefined ? [filter.status] : BACKLINK_STATUSES)),
   ]);
   return { items: rows.map(toBacklink), total };
