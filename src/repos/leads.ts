@@ -7,6 +7,7 @@ import type { Database, LeadsTable } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LEAD_VIEWS } from '../schemas/enums.js';
 import { TRIGRAM_MIN_CHARS, charCount, ftsPhrase } from './prospects.js';
+import { cachedCount } from './data-cache.js';
 import { countedTotal } from './row-counts.js';
 
 export type LeadRow = Selectable<LeadsTable>;
@@ -141,7 +142,8 @@ function leadCounterKeys(filter: LeadFilter, tiers: readonly LeadRow['tier'][] |
  * One page of a project's leads matching `filter`, highest `score` first, then newest
  * `postedAt` (leads without one last), then `id` descending (decisions.md §5), and the exact
  * number of matches: from the counters (`leadCounterKeys`), or, with a search, counted (over the
- * trigram matches, or the scope's leads for a 1–2 character term).
+ * trigram matches, or the scope's leads for a 1–2 character term) once per search until the
+ * data changes (`cachedCount`).
  */
 export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit: number, offset: number) {
   const tiers = admittedTiers(filter);
@@ -161,7 +163,9 @@ export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit:
       .execute(),
     counterKeys !== undefined
       ? countedTotal(db, 'leads', filter.siteId ?? filter.projectId, counterKeys)
-      : db.selectFrom('leads').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+      : cachedCount(db, `leads|${JSON.stringify(filter)}`, () =>
+          db.selectFrom('leads').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+        ),
   ]);
   return { items: rows.map(toLead), total };
 }

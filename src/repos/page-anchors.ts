@@ -5,19 +5,16 @@
  * found once by walking from the previous anchor, and serve a deep page as a seek to the nearest
  * anchor plus an OFFSET shorter than the stride. The page is the same rows a plain OFFSET gives.
  *
- * Anchors are only valid for the data they were read from. Each request compares the store's
- * change stamp, `total_changes()` of this connection (our own writes) with `PRAGMA data_version`
- * (commits by other connections, e.g. an `outreach-api import` while the server runs); any change
- * drops every anchor of the store. Memory: at most `MAX_LISTS` lists of
- * (rows / `ANCHOR_STRIDE`) keys each.
+ * Anchors are only valid for the data they were read from: they live in the store's
+ * `dataCache`, which any write empties. Memory: (rows / `ANCHOR_STRIDE`) keys per list, for at
+ * most as many lists as that cache keeps.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { dataCache } from './data-cache.js';
 
 /** Rows between two anchors: the longest OFFSET a deep page still walks. */
 export const ANCHOR_STRIDE = 4096;
-/** Lists whose anchors are kept per store; past it the cache starts over. */
-const MAX_LISTS = 256;
 
 /** The order key of one row: its leading sort column's value and its id (the tie-breaker). */
 export type OrderKey = readonly [string | number, string];
@@ -37,19 +34,6 @@ export interface PageStart {
  */
 export type NthKey = (from: OrderKey | null, skip: number) => Promise<OrderKey | undefined>;
 
-interface StoreAnchors {
-  stamp: string;
-  lists: Map<string, OrderKey[]>;
-}
-
-/** Per query builder (one per store): a store's anchors never serve another store. */
-const byStore = new WeakMap<Kysely<Database>, StoreAnchors>();
-
-async function changeStamp(db: Kysely<Database>): Promise<string> {
-  const { rows } = await sql<{ stamp: string }>`SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) AS stamp`.execute(db);
-  return rows[0]!.stamp;
-}
-
 /**
  * Where the page at `offset` of list `list` starts. Offsets below `ANCHOR_STRIDE` start at the
  * top; deeper ones at the nearest anchor at or before them, reading the missing anchors with
@@ -58,17 +42,12 @@ async function changeStamp(db: Kysely<Database>): Promise<string> {
  */
 export async function pageStart(db: Kysely<Database>, list: string, offset: number, nth: NthKey): Promise<PageStart> {
   if (offset < ANCHOR_STRIDE) return { from: null, skip: offset };
-  const stamp = await changeStamp(db);
-  let cache = byStore.get(db);
-  if (!cache || cache.stamp !== stamp) {
-    cache = { stamp, lists: new Map() };
-    byStore.set(db, cache);
-  }
-  let anchors = cache.lists.get(list);
+  const cache = await dataCache(db);
+  const key = `anchors|${list}`;
+  let anchors = cache.get(key) as OrderKey[] | undefined;
   if (!anchors) {
-    if (cache.lists.size >= MAX_LISTS) cache.lists.clear();
     anchors = [];
-    cache.lists.set(list, anchors);
+    cache.set(key, anchors);
   }
   // anchors[k] is the key of the row at offset (k + 1) * ANCHOR_STRIDE.
   const wanted = Math.floor(offset / ANCHOR_STRIDE);

@@ -6,6 +6,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selecta
 import type { Database, ProspectsTable } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
 import { PROSPECT_STATUSES } from '../schemas/enums.js';
+import { cachedCount } from './data-cache.js';
 import { countedTotal, keysOf } from './row-counts.js';
 
 export type ProspectRow = Selectable<ProspectsTable>;
@@ -121,7 +122,8 @@ const prospectWhere = (filter: ProspectFilter) => (eb: ExpressionBuilder<Databas
  * One page of a project's prospects matching `filter`, newest `createdAt` first (ties: `id`
  * descending), and the exact number of matches: from the `project:<status>` or `site:<status>`
  * counters (sql/0003_row_counts.sql), or, with a search, counted (over the trigram matches,
- * or the scope's rows for a 1–2 character term).
+ * or the scope's rows for a 1–2 character term) once per search until the data changes
+ * (`cachedCount`).
  */
 export async function listProspects(db: Kysely<Database>, filter: ProspectFilter, limit: number, offset: number) {
   const where = prospectWhere(filter);
@@ -129,7 +131,9 @@ export async function listProspects(db: Kysely<Database>, filter: ProspectFilter
   const [rows, total] = await Promise.all([
     db.selectFrom('prospects').selectAll().where(where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
     filter.search
-      ? db.selectFrom('prospects').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n))
+      ? cachedCount(db, `prospects|${kind}:${scope}|${filter.status ?? '*'}|${filter.search}`, () =>
+          db.selectFrom('prospects').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+        )
       : countedTotal(db, 'prospects', scope, keysOf(kind, filter.status !== undefined ? [filter.status] : PROSPECT_STATUSES)),
   ]);
   return { items: rows.map(toProspect), total };
