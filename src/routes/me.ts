@@ -1,7 +1,7 @@
 /** `GET /me`: the calling account, its token and its limits (contract §2 "Account"). */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { MAX_ACTIVE_TOKENS, countActiveTokens } from '../repos/tokens.js';
+import { MAX_ACTIVE_TOKENS } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Me } from '../schemas/me.js';
 import { isoAt } from '../clock.js';
@@ -18,17 +18,22 @@ const getMe = createRoute({
 
 export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const { store, config, clock } = deps;
-  const tokenStatement = store.sqlite.prepare(
-    'SELECT id, name, scopes, token_prefix, last_four, created_at, expires_at, last_used_at FROM api_tokens WHERE id = ?',
-  );
-  const projectCount = store.sqlite.prepare('SELECT count(*) AS n FROM projects WHERE account_id = ?');
+  // One statement: the token's metadata, the account's project count and its active tokens
+  // (neither revoked nor expired at @now, as repos/tokens.ts countActiveTokens counts them).
+  const meStatement = store.sqlite.prepare(`
+    SELECT t.id, t.name, t.scopes, t.token_prefix, t.last_four, t.created_at, t.expires_at, t.last_used_at,
+      (SELECT count(*) FROM projects p WHERE p.account_id = t.account_id) AS project_count,
+      (SELECT count(*) FROM api_tokens a WHERE a.account_id = t.account_id AND a.revoked_at IS NULL
+        AND (a.expires_at IS NULL OR a.expires_at > @now)) AS active_token_count
+    FROM api_tokens t WHERE t.id = @tokenId`);
   app.openapi(getMe, (c) => {
     const { account, tokenId } = c.get('caller');
-    const token = tokenStatement.get(tokenId) as {
+    const token = meStatement.get({ tokenId, now: isoAt(clock.now()) }) as {
       id: string; name: string; scopes: string; token_prefix: string; last_four: string;
       created_at: string; expires_at: string | null; last_used_at: string | null;
+      project_count: number; active_token_count: number;
     };
-    const projects = (projectCount.get(account.id) as { n: number }).n;
+    const projects = token.project_count;
     return c.json(
       {
         ok: true as const,
@@ -53,7 +58,7 @@ export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           },
           projectCount: projects,
           workspaceCount: projects,
-          activeTokenCount: countActiveTokens(store, account.id, isoAt(clock.now())),
+          activeTokenCount: token.active_token_count,
           limits: {
             requestsPerMinute: config.limits.requestsPerMinute,
             activeTokensPerAccount: MAX_ACTIVE_TOKENS,

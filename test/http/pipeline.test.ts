@@ -58,6 +58,16 @@ describe('authentication', () => {
     assert.equal(res.body.data.token.lastFour, token.slice(-4));
   });
 
+  it('counts the active tokens of the account in /me: neither revoked nor expired by the clock', async () => {
+    const token = t.mintToken('acct_p', []);
+    const active = (await t.get('/me', token)).body.data.activeTokenCount;
+    assert.equal(active, (t.store.sqlite.prepare("SELECT count(*) AS n FROM api_tokens WHERE account_id = 'acct_p' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)").get(isoAt(t.clock.now())) as { n: number }).n);
+    t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1_000) });
+    assert.equal((await t.get('/me', token)).body.data.activeTokenCount, active + 1);
+    t.clock.advance(1_000);
+    assert.equal((await t.get('/me', token)).body.data.activeTokenCount, active, 'the expired one no longer counts');
+  });
+
   it('refuses an expired token from the moment it expires', async () => {
     const token = t.mintToken('acct_p', ['projects:read'], { expiresAt: isoAt(t.clock.now() + 60_000) });
     assert.equal((await t.get('/projects', token)).status, 200);
