@@ -85,7 +85,8 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   sqlite.exec('PRAGMA foreign_keys = ON');
   // Statement journals (which the row_counts triggers make every write keep) stay in memory.
   sqlite.exec('PRAGMA temp_store = MEMORY');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const database = withStatementCache(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   let depth = 0;
   const store: Store = {
     db,
@@ -94,7 +95,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
     traceQueries(hook) {
       const report = (event: LogEvent) => hook({ sql: event.query.sql, parameters: event.query.parameters });
       // Never destroyed: destroying a kysely instance closes the connection it was given.
-      store.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: report });
+      store.db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: report });
       return () => {
         store.db = db;
       };
@@ -120,4 +121,32 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
     },
   };
   return store;
+}
+
+/** Statements kept prepared for the query builder, by SQL text. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * `sqlite` as kysely's SQLite dialect sees it, with the statements it prepares kept for reuse.
+ * The dialect prepares every query anew, which costs as much as running a small page query; the
+ * SQL text kysely compiles is the same for every request of a route (values are parameters), so
+ * a small least-recently-used cache serves nearly every query. Statements are run synchronously
+ * and never iterated (the store does not stream), so one statement is never in use twice.
+ */
+function withStatementCache(sqlite: SqliteHandle): SqliteDatabase {
+  const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let statement = statements.get(sql);
+      if (statement !== undefined) {
+        statements.delete(sql); // re-inserted below as the most recently used
+      } else {
+        statement = sqlite.prepare(sql);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(sql, statement);
+      return statement;
+    },
+  };
 }
