@@ -13,6 +13,7 @@
 import type { Store } from '../db/connection.js';
 import { SCOPES } from '../http/middleware/scope.js';
 import { importDocument, type ImportDocument, type ImportSummary } from '../import/index.js';
+import { Rng } from './rng.js';
 import {
   BACKLINK_STATUSES, CONNECTION_PROVIDERS, CONNECTION_STATUSES, CONTACT_STATUSES, DRAFT_STATUSES, HEALTH_STATUSES, JOB_STATUSES, JOB_TYPES,
   LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, PROSPECT_STATUSES, QUERY_STATUSES, SENDER_STATUSES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES,
@@ -43,40 +44,6 @@ export const DEMO_BASE_DATE = '2026-10-01T00:00:00.000Z';
 const BASE_MS = Date.parse(DEMO_BASE_DATE);
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-
-/** mulberry32: a small, fast, well-distributed 32-bit PRNG. */
-class Rng {
-  private state: number;
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  /** Uniform in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  /** Integer in [min, max]. */
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
-  }
-  /** `items[i]` for the first items (so every value occurs), then a random one. */
-  cover<T>(items: readonly T[], i: number): T {
-    return i < items.length ? items[i]! : this.pick(items);
-  }
-  /** Rounded to `digits` decimals, so the JSON text is stable and short. */
-  real(min: number, max: number, digits = 2): number {
-    return Number((min + this.next() * (max - min)).toFixed(digits));
-  }
-}
 
 /** ISO time `ms` milliseconds after the base date (negative: before). */
 const iso = (ms: number) => new Date(BASE_MS + ms).toISOString();

@@ -27,9 +27,10 @@ import { importDocument, type ImportDocument } from '../../src/import/index.js';
 import {
   BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TYPES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES, THREAD_STATUSES,
 } from '../../src/schemas/enums.js';
+import { Rng } from '../../src/seed/rng.js';
 
 /** Bump when the generated data changes, so cached databases are rebuilt. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BENCH_DIR = join(ROOT, '.bench');
@@ -72,32 +73,6 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The time of record `i` of `n`: spread evenly over the span, oldest first, whole seconds. */
 const timeOf = (i: number, n: number) => BASE_MS - SPAN_MS + Math.floor((i * SPAN_MS) / n / 1000) * 1000;
 
-/** mulberry32. */
-class Rng {
-  private state: number;
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
-  }
-  real(min: number, max: number): number {
-    return Math.round((min + this.next() * (max - min)) * 100) / 100;
-  }
-}
 
 // ---- vocabulary --------------------------------------------------------------------------------
 

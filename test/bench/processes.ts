@@ -5,10 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, closeSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { API, AUTH_HEADERS } from './endpoints.js';
 import { ROOT } from './generate.js';
+import { freePort, sleep } from '../helpers/ports.js';
 
 /** Every child still running, so that none outlives the bench if it stops on an error. */
 const running = new Set<ChildProcess>();
@@ -27,19 +27,6 @@ export interface Child {
   origin: string;
   stop(): Promise<void>;
 }
-
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** Status of GET `path` with the bench token, or null when nothing answers. */
 export function probe(port: number, path = `${API}/me`): Promise<number | null> {

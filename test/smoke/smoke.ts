@@ -14,9 +14,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
+import { freePort, sleep } from '../helpers/ports.js';
 
 const START_TIMEOUT_MS = 60_000;
 const DRAFTS_PATH = '/projects/{projectId}/sites/{siteId}/drafts';
@@ -61,19 +61,6 @@ async function check(name: string, fn: () => Promise<string | void>): Promise<vo
 function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(message);
 }
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** Parses `--exe PATH` or `-- COMMAND ARGS…` into how to start the server. */
 function launchFrom(argv: string[], work: string): Launch {

@@ -10,25 +10,12 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort, sleep } from '../helpers/ports.js';
 
 const exe = resolve('dist/outreach-api');
 const bundle = resolve('dist/outreach-api.cjs');
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** Milliseconds from spawn to the first answer of `command … serve --port P --db db`. */
 async function coldStart(command: string[], db: string): Promise<number> {
