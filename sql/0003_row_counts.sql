@@ -4,8 +4,8 @@
 -- Every list endpoint returns `pagination.total` (decisions.md §5). Counting the matches of a
 -- large scope (50,000 backlinks of a project) walks as many index entries on every request;
 -- a counter is one primary-key lookup. The repositories (src/repos/row-counts.ts) read these
--- rows for every filter set a counter serves and fall back to COUNT(*) on an index for the rest
--- (search, and the lead filter sets named below).
+-- rows for every filter set; only a search is counted with COUNT(*), over its trigram matches
+-- (and kept until the data changes, src/repos/data-cache.ts).
 --
 -- One row per (counted table, scope id, key). `scope` is the id of the record the list is
 -- scoped to (project, site, prospect, backlink, job or thread); `key` names the scope kind and
