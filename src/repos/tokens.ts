@@ -16,11 +16,17 @@ export class TokenError extends Error {}
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(10).toString('base64url')}`;
 
-/** Tokens of `accountId` neither revoked nor expired at `nowIso`. */
+/**
+ * The SQL condition on an `api_tokens` row of an active token: neither revoked nor expired at
+ * the named parameter `@now` (ISO 8601). The one definition for every count of active tokens.
+ */
+export const ACTIVE_TOKEN_SQL = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > @now)';
+
+/** Tokens of `accountId` neither revoked nor expired at `nowIso`, `exceptId` left out. */
 export function countActiveTokens(store: Store, accountId: string, nowIso: string, exceptId = ''): number {
   const row = store.sqlite
-    .prepare('SELECT count(*) AS n FROM api_tokens WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND id <> ?')
-    .get(accountId, nowIso, exceptId) as { n: number };
+    .prepare(`SELECT count(*) AS n FROM api_tokens WHERE account_id = @accountId AND ${ACTIVE_TOKEN_SQL} AND id <> @exceptId`)
+    .get({ accountId, now: nowIso, exceptId }) as { n: number };
   return row.n;
 }
 

@@ -1,7 +1,7 @@
 /** `GET /me`: the calling account, its token and its limits (contract §2 "Account"). */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { MAX_ACTIVE_TOKENS } from '../repos/tokens.js';
+import { ACTIVE_TOKEN_SQL, MAX_ACTIVE_TOKENS } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Me } from '../schemas/me.js';
 import { isoAt } from '../clock.js';
@@ -18,13 +18,11 @@ const getMe = createRoute({
 
 export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const { store, config, clock } = deps;
-  // One statement: the token's metadata, the account's project count and its active tokens
-  // (neither revoked nor expired at @now, as repos/tokens.ts countActiveTokens counts them).
+  // One statement: the token's metadata, the account's project count and its active tokens.
   const meStatement = store.sqlite.prepare(`
     SELECT t.id, t.name, t.scopes, t.token_prefix, t.last_four, t.created_at, t.expires_at, t.last_used_at,
       (SELECT count(*) FROM projects p WHERE p.account_id = t.account_id) AS project_count,
-      (SELECT count(*) FROM api_tokens a WHERE a.account_id = t.account_id AND a.revoked_at IS NULL
-        AND (a.expires_at IS NULL OR a.expires_at > @now)) AS active_token_count
+      (SELECT count(*) FROM api_tokens a WHERE a.account_id = t.account_id AND ${ACTIVE_TOKEN_SQL}) AS active_token_count
     FROM api_tokens t WHERE t.id = @tokenId`);
   app.openapi(getMe, (c) => {
     const { account, tokenId } = c.get('caller');
