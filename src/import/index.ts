@@ -142,18 +142,6 @@ export function importDocument(store: Store, doc: unknown, options: { nowIso?: s
   }
   const nowIso = options.nowIso ? new Date(options.nowIso).toISOString() : new Date().toISOString();
 
-  // A statement that fires triggers (FTS, row counters) keeps a statement journal; in memory
-  // rather than in a temporary file it costs a third as much per row written.
-  const tempStore = (store.sqlite.prepare('PRAGMA temp_store').get() as { temp_store: number }).temp_store;
-  store.sqlite.exec('PRAGMA temp_store = MEMORY');
-  try {
-    return importInTransaction(store, doc, nowIso);
-  } finally {
-    store.sqlite.exec(`PRAGMA temp_store = ${tempStore}`);
-  }
-}
-
-function importInTransaction(store: Store, doc: Record<string, unknown>, nowIso: string): ImportSummary {
   return store.transaction(() => {
     // Row counters of the tables loaded in bulk are rebuilt once at the end rather than kept row
     // by row; a refused import rolls this back with everything else.
