@@ -37,7 +37,7 @@ export async function dataCache(db: Kysely<Database>): Promise<Map<string, unkno
 /**
  * `count()`'s answer for `key`, from the cache while the data is unchanged. For the totals of
  * searches, which no counter keeps: paging through one search's results counts its matches once.
- * @param key identifies the table and every filter value, e.g. `prospects|project:prj_1|*|gear`.
+ * @param key identifies the table and every filter value: the table name, `|`, the filter as JSON.
  */
 export async function cachedCount(db: Kysely<Database>, key: string, count: () => Promise<number>): Promise<number> {
   const cache = await dataCache(db);

@@ -131,7 +131,7 @@ export async function listProspects(db: Kysely<Database>, filter: ProspectFilter
   const [rows, total] = await Promise.all([
     db.selectFrom('prospects').selectAll().where(where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
     filter.search
-      ? cachedCount(db, `prospects|${kind}:${scope}|${filter.status ?? '*'}|${filter.search}`, () =>
+      ? cachedCount(db, `prospects|${JSON.stringify(filter)}`, () =>
           db.selectFrom('prospects').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
         )
       : countedTotal(db, 'prospects', scope, keysOf(kind, filter.status !== undefined ? [filter.status] : PROSPECT_STATUSES)),
