@@ -11,7 +11,6 @@
  * `row_counts` table with counters computed here from the rows.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { openStore, type Store } from '../../src/db/connection.js';
@@ -32,9 +31,9 @@ import { listThreadMessages, listThreads } from '../../src/repos/threads.js';
 import {
   BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS, PROSPECT_STATUSES, THREAD_STATUSES,
 } from '../../src/schemas/enums.js';
+import { SMALL } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const SMALL = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8')) as Record<string, any[]>;
 const clone = <T>(value: T): T => structuredClone(value);
 const NOW = '2026-03-10T12:00:00.000Z';
 
