@@ -24,18 +24,7 @@ export type CountedTable = (typeof COUNTED_TABLES)[number];
 /** A missing row is a counter never incremented: 0. */
 const NO_ROWS = 0;
 
-/**
- * The sum of the counters `keys` of `scope` in `tbl`: the exact number of rows of `tbl` that
- * the filter those keys spell out admits. Each key is one primary-key lookup.
- */
-export async function countedTotal(db: Kysely<Database>, tbl: CountedTable, scope: string, keys: readonly string[]): Promise<number> {
-  if (keys.length === 0) return NO_ROWS;
-  const { rows } = await sql<{ n: number | null }>`SELECT sum(n) AS n FROM row_counts
-    WHERE tbl = ${tbl} AND scope = ${scope} AND key IN (${sql.join(keys)})`.execute(db);
-  return Number(rows[0]?.n ?? NO_ROWS);
-}
-
-/** The counters `keys` of `scope` in `tbl`, one by one (0 for a key without a row). */
+/** The counters `keys` of `scope` in `tbl`, one by one (0 for a key without a row): one primary-key lookup each. */
 export async function countedByKey<K extends string>(db: Kysely<Database>, tbl: CountedTable, scope: string, keys: readonly K[]): Promise<Record<K, number>> {
   const counts = Object.fromEntries(keys.map((k) => [k, NO_ROWS])) as Record<K, number>;
   if (keys.length === 0) return counts;
@@ -43,6 +32,15 @@ export async function countedByKey<K extends string>(db: Kysely<Database>, tbl: 
     WHERE tbl = ${tbl} AND scope = ${scope} AND key IN (${sql.join(keys)})`.execute(db);
   for (const row of rows) counts[row.key] = Number(row.n);
   return counts;
+}
+
+/**
+ * The sum of the counters `keys` of `scope` in `tbl`: the exact number of rows of `tbl` that
+ * the filter those keys spell out admits.
+ */
+export async function countedTotal(db: Kysely<Database>, tbl: CountedTable, scope: string, keys: readonly string[]): Promise<number> {
+  const counts = await countedByKey(db, tbl, scope, keys);
+  return Object.values<number>(counts).reduce((sum, n) => sum + n, NO_ROWS);
 }
 
 /**
