@@ -12,6 +12,8 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const ms = z.coerce.number().int().min(1);
+/** `true`/`false` (JSON), or the strings `true`/`false`/`1`/`0` (environment); nothing else. */
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 
 export const ConfigSchema = z.object({
   /** Path of the SQLite database file. */
@@ -20,6 +22,8 @@ export const ConfigSchema = z.object({
     .object({
       host: z.string().min(1).default('127.0.0.1'),
       port: port.default(8080),
+      /** On SIGTERM/SIGINT, how long requests in flight may run on before they are cut (decisions.md §15). */
+      shutdownGraceMs: ms.default(10000),
     })
     .prefault({}),
   limits: z
@@ -81,6 +85,53 @@ export const ConfigSchema = z.object({
       maxAttempts: z.coerce.number().int().min(1).default(5),
       /** First retry delay; doubles on each further attempt. */
       backoffMs: ms.default(2000),
+    })
+    .prefault({}),
+  /** The backlink monitor (decisions.md §13). */
+  monitor: z
+    .object({
+      enabled: bool.default(false),
+      /** A backlink is due when its lastCheckedAt is null or older than this. */
+      intervalHours: z.coerce.number().positive().default(24),
+      /** Default `outreach-api-monitor/<version>` (filled in by the monitor when empty). */
+      userAgent: z.string().default(''),
+      maxRedirects: z.coerce.number().int().min(0).default(5),
+      /** Largest body read per page, bytes. */
+      maxBytes: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
+      timeoutMs: ms.default(15000),
+      allowPrivateNetworks: bool.default(false),
+      /** Fetches at once, over all hosts. */
+      concurrency: z.coerce.number().int().min(1).default(8),
+      /** Least time between two fetches from one host. */
+      perHostDelayMs: z.coerce.number().int().min(0).default(1000),
+      respectRobotsTxt: bool.default(true),
+    })
+    .prefault({}),
+  /** The CI-fixture control plane under /__admin (decisions.md §14). */
+  fixture: z
+    .object({
+      enabled: bool.default(false),
+      /** When set, every admin request needs `Authorization: Bearer <adminToken>`; else loopback only. */
+      adminToken: z.string().default(''),
+      /** Requests kept in the request journal. */
+      journalSize: z.coerce.number().int().min(1).default(1000),
+      /** Seed of the id generator of writes; empty: random ids. */
+      seed: z.string().default(''),
+    })
+    .prefault({}),
+  /** Prometheus metrics at /metrics (decisions.md §15). */
+  metrics: z
+    .object({
+      enabled: bool.default(false),
+      /** When set, /metrics needs `Authorization: Bearer <token>`. */
+      token: z.string().default(''),
+    })
+    .prefault({}),
+  /** Logs on stdout (decisions.md §15). */
+  log: z
+    .object({
+      level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+      format: z.enum(['json', 'pretty']).default('json'),
     })
     .prefault({}),
 });

@@ -6,9 +6,13 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 export const STATUS_BY_CODE = {
+  /** HTTP parsing refused the request before routing (decisions.md §4). */
+  BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   UPGRADE_REQUIRED: 402,
   SCOPE_REQUIRED: 403,
+  /** The fixture admin API refused the caller (decisions.md §14). */
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   IDEMPOTENCY_CONFLICT: 409,
@@ -17,7 +21,13 @@ export const STATUS_BY_CODE = {
   VALIDATION_ERROR: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMIT_EXCEEDED: 429,
+  /** Request headers (or the request line) too large (decisions.md §4). */
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
+  /** Shutting down, or a fault rule (decisions.md §14, §15). */
+  SERVICE_UNAVAILABLE: 503,
+  /** `/readyz` while the service is not ready (decisions.md §15). */
+  NOT_READY: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
