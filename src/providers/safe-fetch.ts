@@ -1,10 +1,10 @@
 /**
  * An HTTP(S) GET for crawling addresses that other people supplied, with SSRF guards:
  *
- * - the host is resolved and every address is checked; private (RFC 1918, CGNAT), loopback,
- *   link-local, unique-local, multicast, reserved and unspecified targets are refused unless
- *   `allowPrivateNetworks`. The check runs inside the socket's own `lookup`, so the address
- *   checked is the address connected to (no DNS-rebinding window); IP literals are checked first;
+ * - the host is resolved and every address is checked: only global unicast targets are allowed
+ *   unless `allowPrivateNetworks` (see `isForbiddenAddress`). The check runs inside the socket's
+ *   own `lookup`, so the address checked is the address connected to (no DNS-rebinding window);
+ *   IP literals are checked first;
  * - redirects are followed by hand, at most `maxRedirects`, each hop checked the same way;
  * - the body is read up to `maxBytes` and refused beyond;
  * - one `timeoutMs` budget covers the whole fetch, redirects included.
@@ -12,7 +12,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ProviderError } from './types.js';
 
 export interface SafeFetchOptions {
@@ -32,42 +33,23 @@ export interface FetchedPage {
   body: string;
 }
 
-const BLOCKED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
+/** IPv6 global unicast space (RFC 4291 §2.4): everything outside `2000::/3` is unassigned or special. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
-/** The eight 16-bit groups of an IPv6 address (a trailing dotted quad included). */
-function ipv6Groups(address: string): number[] {
-  let text = address.toLowerCase().replace(/%.*$/, '');
-  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (quad) {
-    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return groups.map((g) => parseInt(g, 16));
-}
-
-/** True for an address a crawler must not reach by default (see the module comment). */
+/**
+ * True for an address a crawler must not reach by default: anything that is not global unicast.
+ * The ranges are `ipaddr.js`'s reading of the IANA IPv4 and IPv6 special-purpose address
+ * registries (private, loopback, link-local, CGNAT, documentation, benchmarking, multicast,
+ * reserved, unspecified, broadcast, AS112, AMT; IPv4-mapped, NAT64, 6to4, Teredo, ORCHID,
+ * discard, segment routing, unique-local, site-local …); an IPv6 address must in addition lie in
+ * `2000::/3`. Addresses that embed an IPv4 target (IPv4-mapped, NAT64, 6to4, Teredo) are refused
+ * whatever they embed. Anything that is not an IP address is refused too.
+ */
 export function isForbiddenAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return BLOCKED.check(address, 'ipv4');
-  if (family !== 6) return true;
-  const g = ipv6Groups(address);
-  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
-  // IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96) and NAT64 (64:ff9b::/96) addresses carry an IPv4 target.
-  const embedsIpv4 = (zeroUpTo(5) && g[5] === 0xffff) || (zeroUpTo(6) && (g[6] ?? 0) > 0) || (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0));
-  if (embedsIpv4) return BLOCKED.check(`${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`, 'ipv4');
-  return BLOCKED.check(address.replace(/%.*$/, ''), 'ipv6');
+  if (!isIP(address.replace(/%.*$/, ''))) return true;
+  const parsed = ipaddr.parse(address);
+  if (parsed.range() !== 'unicast') return true;
+  return parsed.kind() === 'ipv6' && !parsed.match(GLOBAL_UNICAST_V6);
 }
 
 const refused = (host: string) => new ProviderError(`refused to fetch ${host}: a private, loopback or reserved address`, false);

@@ -101,11 +101,67 @@ describe('openai generator', () => {
 });
 
 describe('SSRF guards', () => {
-  it('classifies addresses', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', 'not an ip']) {
-      assert.equal(isForbiddenAddress(a), true, a);
+  // Every entry of the IANA IPv4 and IPv6 special-purpose address registries that is not
+  // global unicast, by its first address, one inside it and its last address.
+  const SPECIAL: Array<[range: string, addresses: string[]]> = [
+    ['0.0.0.0/8 this network', ['0.0.0.0', '0.1.2.3', '0.255.255.255']],
+    ['10.0.0.0/8 private', ['10.0.0.0', '10.1.2.3', '10.255.255.255']],
+    ['100.64.0.0/10 shared (CGNAT)', ['100.64.0.0', '100.100.1.1', '100.127.255.255']],
+    ['127.0.0.0/8 loopback', ['127.0.0.0', '127.0.0.1', '127.255.255.255']],
+    ['169.254.0.0/16 link-local (metadata)', ['169.254.0.0', '169.254.169.254', '169.254.255.255']],
+    ['172.16.0.0/12 private', ['172.16.0.0', '172.20.1.1', '172.31.255.255']],
+    ['192.0.0.0/24 IETF protocol assignments', ['192.0.0.0', '192.0.0.8', '192.0.0.170', '192.0.0.255']],
+    ['192.0.2.0/24 TEST-NET-1', ['192.0.2.0', '192.0.2.1', '192.0.2.255']],
+    ['192.31.196.0/24 AS112', ['192.31.196.1']],
+    ['192.52.193.0/24 AMT', ['192.52.193.1']],
+    ['192.88.99.0/24 6to4 relay anycast', ['192.88.99.0', '192.88.99.1', '192.88.99.255']],
+    ['192.168.0.0/16 private', ['192.168.0.0', '192.168.1.1', '192.168.255.255']],
+    ['192.175.48.0/24 AS112', ['192.175.48.1']],
+    ['198.18.0.0/15 benchmarking', ['198.18.0.0', '198.19.1.1', '198.19.255.255']],
+    ['198.51.100.0/24 TEST-NET-2', ['198.51.100.0', '198.51.100.7', '198.51.100.255']],
+    ['203.0.113.0/24 TEST-NET-3', ['203.0.113.0', '203.0.113.9', '203.0.113.255']],
+    ['224.0.0.0/4 multicast', ['224.0.0.0', '224.0.0.1', '239.255.255.255']],
+    ['240.0.0.0/4 reserved', ['240.0.0.0', '250.1.2.3', '255.255.255.254']],
+    ['255.255.255.255/32 limited broadcast', ['255.255.255.255']],
+    ['::/128 unspecified', ['::']],
+    ['::1/128 loopback', ['::1']],
+    ['::/96 IPv4-compatible (deprecated)', ['::127.0.0.1', '::8.8.8.8']],
+    ['::ffff:0:0/96 IPv4-mapped', ['::ffff:0.0.0.0', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:8.8.8.8', '::ffff:ffff:ffff']],
+    ['::ffff:0:0:0/96 IPv4-translated', ['::ffff:0:7f00:1']],
+    ['64:ff9b::/96 NAT64', ['64:ff9b::', '64:ff9b::a9fe:a9fe', '64:ff9b::8.8.8.8', '64:ff9b::ffff:ffff']],
+    ['64:ff9b:1::/48 local NAT64', ['64:ff9b:1::', '64:ff9b:1::7f00:1', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff']],
+    ['100::/64 discard-only', ['100::', '100::1', '100::ffff:ffff:ffff:ffff']],
+    ['2001::/23 IETF protocol assignments', ['2001:100::1', '2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff']],
+    ['2001::/32 Teredo', ['2001::', '2001:0::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:0:ffff:ffff:ffff:ffff:ffff:ffff']],
+    ['2001:1::1/128 port control anycast', ['2001:1::1', '2001:1::2', '2001:1::3']],
+    ['2001:2::/48 benchmarking', ['2001:2::', '2001:2:0:ffff::1']],
+    ['2001:3::/32 AMT', ['2001:3::1']],
+    ['2001:4:112::/48 AS112-v6', ['2001:4:112::1']],
+    ['2001:10::/28 ORCHID (deprecated)', ['2001:10::1']],
+    ['2001:20::/28 ORCHIDv2', ['2001:20::1', '2001:2f:ffff::1']],
+    ['2001:30::/28 drone remote ID', ['2001:30::1']],
+    ['2001:db8::/32 documentation', ['2001:db8::', '2001:db8::1', '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff']],
+    ['2002::/16 6to4', ['2002::', '2002:7f00:1::1', '2002:a9fe:a9fe::1', '2002:808:808::1', '2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff']],
+    ['2620:4f:8000::/48 direct AS112', ['2620:4f:8000::1']],
+    ['3fff::/20 documentation', ['3fff::', '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff']],
+    ['5f00::/16 segment routing', ['5f00::', '5f00:ffff::1']],
+    ['fc00::/7 unique-local', ['fc00::', 'fd00::1', 'fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff']],
+    ['fe80::/10 link-local', ['fe80::', 'fe80::1', 'fe80::1%eth0', 'febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff']],
+    ['fec0::/10 site-local (deprecated)', ['fec0::1']],
+    ['ff00::/8 multicast', ['ff00::', 'ff02::1', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff']],
+    ['outside 2000::/3 (unassigned IPv6)', ['4000::1', '1::1', 'e000::1']],
+    ['not an address', ['not an ip', '', 'example.com', '127.1', '0x7f000001']],
+  ];
+  for (const [range, addresses] of SPECIAL) {
+    it(`refuses ${range}`, () => {
+      for (const a of addresses) assert.equal(isForbiddenAddress(a), true, a);
+    });
+  }
+
+  it('allows global unicast addresses, at the edges of the special ranges too', () => {
+    for (const a of ['93.184.216.34', '8.8.8.8', '1.1.1.1', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '192.0.1.255', '192.0.3.0', '192.88.98.255', '198.17.255.255', '198.20.0.0', '223.255.255.255', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '2001:200::1', '2003::1', '3ffe::1', '3fff:1000::1']) {
+      assert.equal(isForbiddenAddress(a), false, a);
     }
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.equal(isForbiddenAddress(a), false, a);
   });
 
   let site: TestHttp;
@@ -116,6 +172,8 @@ describe('SSRF guards', () => {
       if (req.url === '/hop') return void res.writeHead(302, { location: '/page' }).end();
       if (req.url === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
       if (req.url === '/to-other-loopback') return void res.writeHead(302, { location: `http://127.0.0.2:${port}/page` }).end();
+      if (req.url === '/to-6to4') return void res.writeHead(302, { location: `http://[2002:7f00:1::1]:${port}/page` }).end();
+      if (req.url === '/to-mapped') return void res.writeHead(301, { location: `http://[::ffff:127.0.0.1]:${port}/page` }).end();
       if (req.url === '/big') return void res.writeHead(200, { 'content-type': 'text/html' }).end('x'.repeat(5000));
       if (req.url === '/slow') return; // never answers
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<p>hello</p>');
@@ -143,6 +201,10 @@ describe('SSRF guards', () => {
     const policy = { ...base, allowPrivateNetworks: false, isForbidden: (a: string) => a === '127.0.0.2' };
     assert.equal((await safeFetch(`${site.url}/page`, policy)).status, 200);
     await assert.rejects(safeFetch(`${site.url}/to-other-loopback`, policy), /refused to fetch 127\.0\.0\.2/);
+    // The default classification, with only the test server's own address let through.
+    const defaults = { ...base, allowPrivateNetworks: false, isForbidden: (a: string) => a !== '127.0.0.1' && isForbiddenAddress(a) };
+    await assert.rejects(safeFetch(`${site.url}/to-6to4`, defaults), (e) => e instanceof ProviderError && !e.retryable && /refused to fetch 2002:7f00:1::1/.test(e.message));
+    await assert.rejects(safeFetch(`${site.url}/to-mapped`, defaults), (e) => e instanceof ProviderError && !e.retryable && /refused to fetch ::ffff:7f00:1/.test(e.message));
   });
 
   it('limits the size and the time', async () => {
