@@ -13,6 +13,15 @@ import { createLogger, type Logger } from './logger.js';
 import { createProviders, type Providers } from './providers/index.js';
 import { createWorkers, type Workers } from './workers/index.js';
 
+/**
+ * How long an idle keep-alive connection stays open, ms. Node's default (5 s) is shorter than the
+ * idle timeout of common reverse proxies and HTTP client pools, and a connection the server closes
+ * just as a client reuses it fails that client's request with ECONNRESET (seen in the test suite
+ * whenever the event loop was busy for 5 s between two requests). 65 s outlasts a 60 s proxy idle
+ * timeout.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export interface RunningServer {
   /** e.g. `http://127.0.0.1:8080` */
   origin: string;
@@ -49,6 +58,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s));
     s.once('error', reject);
+    (s as import('node:http').Server).keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   }).catch(async (error: unknown) => {
     await workers.stop();
     providers.mail.close();
