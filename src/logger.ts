@@ -1,21 +1,77 @@
 /**
- * A small structured logger: one JSON object per line on stderr. Callers pass fields, never
- * raw error objects, so no stack, SQL, file path or token reaches a log line.
+ * The process's structured logger (decisions.md §15), backed by pino: one JSON object per line on
+ * stdout, `{ time, level, msg, ...fields }` with `time` in ISO 8601 and `level` as a name, or a
+ * coloured line per entry through pino-pretty when `log.format` is `pretty`.
+ *
+ * Callers pass fields, never raw error objects, so no SQL, file path or token reaches a log line
+ * (a 500's stack is the one exception: passed as a string field, it stays server-side).
+ * The `Logger` interface is the whole surface: `logger.log(level, message, fields)`.
  */
+import { pino, stdTimeFunctions, type DestinationStream, type Logger as Pino } from 'pino';
+import pinoPretty from 'pino-pretty';
+
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
-const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
+/** A configured threshold: a level, or `silent` for nothing at all. */
+export type LogThreshold = LogLevel | 'silent';
 
 export interface Logger {
+  /** Writes `message` with `fields` when `level` is at or above the threshold. */
   log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Logger {
+export interface LoggerOptions {
+  /** Default `info`. */
+  level?: LogThreshold;
+  /** `json` (default): one JSON object per line; `pretty`: for a terminal. */
+  format?: 'json' | 'pretty';
+  /**
+   * Where lines go. Default: stdout, written asynchronously: lines logged while a write is under
+   * way go out together in the next one (one write per many lines under load, none delayed when
+   * idle), and what is left is written synchronously when the process exits.
+   */
+  destination?: DestinationStream;
+}
+
+/** Builds a logger from the `log.*` configuration keys. */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? 'info';
+  const destination =
+    options.destination ??
+    (options.format === 'pretty'
+      ? pinoPretty({ destination: 1, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      : stdoutDestination());
+  const p: Pino = pino(
+    {
+      level,
+      base: undefined,
+      timestamp: stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
   return {
     log(at, message, fields) {
-      if (RANK[at] > RANK[level]) return;
-      write(JSON.stringify({ time: new Date().toISOString(), level: at, message, ...fields }));
+      if (fields) p[at](fields, message);
+      else p[at](message);
     },
   };
+}
+
+let stdout: DestinationStream | undefined;
+/** One asynchronous stdout stream per process, flushed synchronously when the process exits. */
+function stdoutDestination(): DestinationStream {
+  if (!stdout) {
+    const stream = pino.destination({ dest: 1, sync: false });
+    process.on('exit', () => {
+      try {
+        stream.flushSync();
+      } catch {
+        // stdout already closed: nothing to save.
+      }
+    });
+    stdout = stream;
+  }
+  return stdout;
 }
 
 /** A logger that drops everything (tests). */

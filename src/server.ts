@@ -10,7 +10,9 @@ import { openStore, type Store } from './db/connection.js';
 import { migrate } from './db/migrate.js';
 import { createApp, type App } from './http/app.js';
 import { createLogger, type Logger } from './logger.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { createProviders, type Providers } from './providers/index.js';
+import { countOutboxMessagesByStatus } from './repos/threads.js';
 import { createWorkers, type Workers } from './workers/index.js';
 
 /**
@@ -30,6 +32,8 @@ export interface RunningServer {
   store: Store;
   /** The background workers (outbox, discovery, key purge), running on their timers. */
   workers: Workers;
+  /** The Prometheus series, when `metrics.enabled`. */
+  metrics?: Metrics;
   close(): Promise<void>;
 }
 
@@ -47,12 +51,13 @@ export interface StartOptions {
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? createLogger('info');
+  const logger = options.logger ?? createLogger(config.log);
   const store = options.store ?? (await openStore(config.db));
   migrate(store);
+  const metrics = config.metrics.enabled ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store) }) : undefined;
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };
-  const workers = createWorkers({ store, clock, config, providers, logger });
-  const app = createApp({ config, store, clock, logger, providers, notify: (name) => workers[name].wake() });
+  const workers = createWorkers({ store, clock, config, providers, logger, metrics });
+  const app = createApp({ config, store, clock, logger, providers, metrics, workersRunning: () => workers.running, notify: (name) => workers[name].wake() });
   // Before the first request: recovery of interrupted work must not touch a new request's.
   workers.start();
   const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
@@ -72,6 +77,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     app,
     store,
     workers,
+    metrics,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -66,3 +66,12 @@ export function migrate(store: Store, migrations = loadMigrations()): number[] {
   }
   return done;
 }
+
+/**
+ * Whether the store's schema is the newest this build ships (for `/readyz`, decisions.md §15).
+ * @throws when the database does not answer.
+ */
+export function schemaIsCurrent(store: Store, migrations = loadMigrations()): boolean {
+  const row = store.sqlite.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null };
+  return (row.version ?? 0) === Math.max(0, ...migrations.map((m) => m.version));
+}

@@ -14,6 +14,9 @@ import { registerRoutes } from '../routes/index.js';
 import type { AppDeps, AppEnv } from './context.js';
 import { ApiError, errorBody, validationError } from './errors.js';
 import { bearerAuth } from './middleware/auth.js';
+import { observe } from './middleware/observe.js';
+import { registerDocsRoutes } from './docs.js';
+import { registerOperatorRoutes } from './operator.js';
 import { rateLimit } from './middleware/rate-limit.js';
 
 export const API_BASE = '/api/public/v1';
@@ -55,6 +58,7 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
   registerRoutes(api, deps);
 
   const app = new OpenAPIHono<AppEnv>();
+  app.use('*', observe(deps));
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
   app.use('*', methodNotAllowed({
     app,
@@ -80,11 +84,14 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
   }) as unknown as Record<string, unknown>;
   const openapiBody = JSON.stringify(openapi);
   app.get(OPENAPI_PATH, (c) => c.body(openapiBody, 200, { 'Content-Type': 'application/json' }));
+  registerOperatorRoutes(app, deps);
+  registerDocsRoutes(app);
 
   // Returned, not thrown: methodNotAllowed turns this 404 into a 405 when another method matches.
   app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404));
   app.onError((error, c) => {
     const apiError = toApiError(error);
+    c.set('errorCode', apiError.code);
     if (apiError.status === 500) {
       deps.logger.log('error', 'unexpected failure', {
         requestId: c.get('requestId'),

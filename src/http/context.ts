@@ -8,6 +8,8 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { AccountRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ErrorCode } from './errors.js';
 import type { SlidingWindowLimiter } from '../limiter/sliding-window.js';
 import type { Providers } from '../providers/index.js';
 
@@ -20,6 +22,10 @@ export interface AppDeps {
   limiter?: SlidingWindowLimiter;
   /** Generator, mail transport, verifier and contact finder chosen by the config. */
   providers: Providers;
+  /** Prometheus series (decisions.md §15); absent when `metrics.enabled` is false. */
+  metrics?: Metrics;
+  /** Whether the background workers run, for `/readyz`; absent (an app without workers): ready. */
+  workersRunning?: () => boolean;
   /**
    * Tells a background worker that work was just queued, so it starts now rather than at its
    * next poll. Optional: without it the work is found on the next poll all the same.
@@ -38,6 +44,8 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     caller: Caller;
+    /** The envelope's `error.code` of an error answer, set by `onError` (for the access log). */
+    errorCode?: ErrorCode;
   };
 }
 

@@ -4,6 +4,7 @@
  * lists). The reply endpoint reuses `requireThread`.
  */
 import type { Kysely, Selectable } from 'kysely';
+import type { Store } from '../db/connection.js';
 import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.js';
 import { notFound } from '../http/errors.js';
 import { THREAD_STATUSES } from '../schemas/enums.js';
@@ -220,4 +221,15 @@ export async function listThreadMessages(db: Kysely<Database>, threadId: string,
     );
   }
   return { items: rows.map(toThreadMessage), total };
+}
+
+/**
+ * Outbound reply messages (the outbox) by status, every status present (0 when none), for the
+ * `outreach_outbox_messages` gauge (decisions.md §15). One grouped scan of `thread_messages`.
+ */
+export function countOutboxMessagesByStatus(store: Store): Record<ThreadMessageRow['status'], number> {
+  const counts: Record<ThreadMessageRow['status'], number> = { queued: 0, sent: 0, failed: 0 };
+  const rows = store.sqlite.prepare("SELECT status, COUNT(*) AS n FROM thread_messages WHERE direction = 'outbound' GROUP BY status").all() as { status: ThreadMessageRow['status']; n: number }[];
+  for (const row of rows) counts[row.status] = row.n;
+  return counts;
 }

@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import { IdempotencyKeys } from '../http/middleware/idempotency.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import type { Providers } from '../providers/index.js';
 import { createDiscoveryWorker, recoverInterruptedJobs } from './contact-discovery.js';
 import { createOutboxWorker } from './outbox.js';
@@ -23,6 +24,8 @@ export interface Workers {
   purge: Worker;
   /** Recovers what a stopped process left mid-way, then starts every timer. */
   start(): void;
+  /** True from `start()` until `stop()` (for `/readyz`). */
+  readonly running: boolean;
   stop(): Promise<void>;
 }
 
@@ -32,14 +35,17 @@ export interface WorkerDeps {
   config: Config;
   providers: Providers;
   logger: Logger;
+  /** Counts outbox deliveries when metrics are on. */
+  metrics?: Metrics;
 }
 
-export function createWorkers({ store, clock, config, providers, logger }: WorkerDeps): Workers {
+export function createWorkers({ store, clock, config, providers, logger, metrics }: WorkerDeps): Workers {
   const keys = new IdempotencyKeys(store, clock);
-  const outbox = createOutboxWorker({ store, clock, config, mail: providers.mail, logger });
+  const outbox = createOutboxWorker({ store, clock, config, mail: providers.mail, logger, metrics });
   const discovery = createDiscoveryWorker({ store, clock, config, finder: providers.contactFinder, logger });
   const purge = createWorker('idempotency-purge', PURGE_INTERVAL_MS, async () => keys.purgeExpired(), logger);
   const all = [outbox, discovery, purge];
+  let running = false;
   return {
     outbox,
     discovery,
@@ -50,8 +56,13 @@ export function createWorkers({ store, clock, config, providers, logger }: Worke
       const requeued = recoverInterruptedJobs(store, isoAt(clock.now()));
       if (released || requeued) logger.log('info', 'recovered interrupted work', { releasedIdempotencyKeys: released, requeuedJobs: requeued });
       for (const worker of all) worker.start();
+      running = true;
+    },
+    get running() {
+      return running;
     },
     async stop() {
+      running = false;
       await Promise.all(all.map((w) => w.stop()));
     },
   };

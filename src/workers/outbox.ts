@@ -18,6 +18,7 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { ThreadMessagesTable } from '../db/schema.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { ProviderError, type MailTransport } from '../providers/index.js';
 import { newId } from '../repos/tokens.js';
 import { createWorker, type Worker } from './worker.js';
@@ -86,6 +87,8 @@ export interface OutboxWorkerDeps {
   config: Config;
   mail: MailTransport;
   logger: Logger;
+  /** Counts each delivery attempt by result (decisions.md §15). */
+  metrics?: Metrics;
 }
 
 interface DueMessage extends ThreadMessagesTable {
@@ -94,7 +97,7 @@ interface DueMessage extends ThreadMessagesTable {
 }
 
 /** The delivery worker (polling every `outbox.pollIntervalMs`). */
-export function createOutboxWorker({ store, clock, config, mail, logger }: OutboxWorkerDeps): Worker {
+export function createOutboxWorker({ store, clock, config, mail, logger, metrics }: OutboxWorkerDeps): Worker {
   const { sqlite } = store;
   const { backoffMs, maxAttempts } = config.outbox;
   const due = sqlite.prepare(`SELECT m.*, s.display_name, s.reply_to_email FROM thread_messages m LEFT JOIN email_senders s ON s.id = m.sender_id
@@ -123,12 +126,15 @@ export function createOutboxWorker({ store, clock, config, mail, logger }: Outbo
         });
         const at = isoAt(clock.now());
         sent.run(at, at, m.id);
+        metrics?.outboxDeliveries.inc({ result: 'sent' });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         const retryable = !(error instanceof ProviderError) || error.retryable;
         const at = isoAt(clock.now());
-        if (!retryable || attempt >= maxAttempts) failed.run(message, at, m.id);
+        const givenUp = !retryable || attempt >= maxAttempts;
+        if (givenUp) failed.run(message, at, m.id);
         else retry.run(message, at, m.id);
+        metrics?.outboxDeliveries.inc({ result: givenUp ? 'failed' : 'retry' });
         logger.log('warn', 'reply delivery attempt failed', { messageId: m.id, attempt, retryable, error: message });
       }
     }

@@ -1,0 +1,95 @@
+/**
+ * Observes every request (decisions.md §15): one access-log line and, when metrics are on, the
+ * request counters and duration histogram. Runs first, so it sees every answer, errors included.
+ *
+ * The access-log line: `{ time, level: "info", msg: "request", requestId, method, route, path,
+ * status, errorCode, durationMs, bytes, tokenId, accountId, remoteAddr, userAgent }`.
+ * - `route` is the matched route template (`/api/public/v1/projects/:projectId`), or null when
+ *   no route matched; `path` is the request path without its query string.
+ * - `bytes`: on Node, bytes written to the connection for the response (status line, headers
+ *   and body), counted when the response is done; elsewhere the `Content-Length` sent, if any.
+ * - `durationMs`: milliseconds from the request reaching the app to the response being written
+ *   (on Node) or returned (elsewhere), to 0.01 ms.
+ * - Never the `Authorization` header nor the query string; a token-shaped string in the path or
+ *   the user agent is masked, so a token pasted in the wrong place never reaches the log.
+ */
+import type { MiddlewareHandler } from 'hono';
+import type { Logger } from '../../logger.js';
+import { methodLabel, type Metrics } from '../../metrics.js';
+import { TOKEN_PREFIX } from '../../tokens.js';
+import type { AppEnv, AppContext } from '../context.js';
+import { REPLAYED_HEADER } from './idempotency.js';
+
+/** The Node request/response pair @hono/node-server passes as `c.env`. */
+interface NodeBindings {
+  incoming?: { socket?: { remoteAddress?: string } };
+  outgoing?: { writableFinished: boolean; once(event: 'close', listener: () => void): unknown; socket?: { bytesWritten: number } | null };
+}
+
+const TOKEN_SHAPED = new RegExp(`${TOKEN_PREFIX}[0-9A-Za-z_]+`, 'g');
+const mask = (text: string): string => (text.includes(TOKEN_PREFIX) ? text.replace(TOKEN_SHAPED, `${TOKEN_PREFIX}[masked]`) : text);
+
+/** The matched endpoint's route template: the last matched route registered for a method (not `use`). */
+function routeTemplate(c: AppContext): string | null {
+  const routes = c.req.matchedRoutes;
+  for (let i = routes.length - 1; i >= 0; i--) if (routes[i]!.method !== 'ALL') return routes[i]!.path;
+  return null;
+}
+
+/** The error code of an error answer: as `onError` set it, else the not-found answer's. */
+function errorCodeOf(c: AppContext, status: number): string | null {
+  if (status < 400) return null;
+  return c.get('errorCode') ?? (status === 404 ? 'NOT_FOUND' : null);
+}
+
+export interface ObserveOptions {
+  logger: Logger;
+  metrics?: Metrics;
+}
+
+export function observe({ logger, metrics }: ObserveOptions): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const started = performance.now();
+    const env = c.env as NodeBindings | undefined;
+    const socket = env?.outgoing?.socket;
+    const bytesBefore = socket?.bytesWritten ?? 0;
+    await next();
+    const status = c.res.status;
+    const route = routeTemplate(c);
+    const method = c.req.method;
+    if (metrics) {
+      const labels = { method: methodLabel(method), route: route ?? 'unmatched' };
+      metrics.httpRequests.inc({ ...labels, status: String(status) });
+      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+      if (status === 429) metrics.rateLimitRejections.inc();
+      if (c.res.headers.get(REPLAYED_HEADER) === 'true') metrics.idempotentReplays.inc();
+    }
+    const caller = c.get('caller') as AppEnv['Variables']['caller'] | undefined;
+    const userAgent = c.req.header('user-agent');
+    const fields: Record<string, unknown> = {
+      requestId: c.get('requestId'),
+      method,
+      route,
+      path: mask(c.req.path),
+      status,
+      errorCode: errorCodeOf(c, status),
+      durationMs: 0,
+      bytes: null,
+      tokenId: caller?.tokenId ?? null,
+      accountId: caller?.account.id ?? null,
+      remoteAddr: env?.incoming?.socket?.remoteAddress ?? null,
+      userAgent: userAgent === undefined ? null : mask(userAgent),
+    };
+    const emit = (bytes: number | null) => {
+      fields.durationMs = Math.round((performance.now() - started) * 100) / 100;
+      fields.bytes = bytes;
+      logger.log('info', 'request', fields);
+    };
+    const outgoing = env?.outgoing;
+    if (outgoing && socket && !outgoing.writableFinished) outgoing.once('close', () => emit(socket.bytesWritten - bytesBefore));
+    else {
+      const length = c.res.headers.get('content-length');
+      emit(length === null ? null : Number(length));
+    }
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Prometheus metrics (decisions.md §15), on a registry of their own per server (no global
+ * state, so tests and embedders can run several). Served at `GET /metrics` when
+ * `metrics.enabled`; see `src/http/operator.ts`.
+ *
+ * Labels hold only bounded values: HTTP methods (unknown ones become `OTHER`), route templates
+ * such as `/api/public/v1/projects/:projectId` (`unmatched` when no route matched), status
+ * codes and the enum values named below. Never a raw path, an id or a token.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Outcome of one outbox delivery attempt: delivered, failed and retried later, failed for good. */
+export type DeliveryResult = 'sent' | 'retry' | 'failed';
+
+export interface Metrics {
+  registry: Registry;
+  /** `http_requests_total{method, route, status}`. */
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  /** `http_request_duration_seconds{method, route}`: time to the response, in seconds. */
+  httpDuration: Histogram<'method' | 'route'>;
+  /** `outreach_rate_limit_rejections_total`: 429 answers of the per-token limiter. */
+  rateLimitRejections: Counter;
+  /** `outreach_idempotent_replays_total`: stored responses replayed for a repeated Idempotency-Key. */
+  idempotentReplays: Counter;
+  /** `outreach_outbox_deliveries_total{result}`: each delivery attempt of the reply outbox. */
+  outboxDeliveries: Counter<'result'>;
+  /**
+   * `outreach_backlink_checks_total{status}`: each backlink check of the monitor (decisions.md §13),
+   * `status` being the backlink status the check found (`live`, `lost`, …, a bounded enum).
+   */
+  backlinkChecks: Counter<'status'>;
+}
+
+export interface MetricsSources {
+  /** Outbound reply messages by status (`queued`, `sent`, `failed`), read at each scrape. */
+  outboxMessagesByStatus?: () => Record<string, number>;
+}
+
+/** HTTP methods kept as label values; anything else is counted as `OTHER`. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+export const methodLabel = (method: string): string => (METHODS.has(method) ? method : 'OTHER');
+
+/** Request duration buckets, seconds: 1 ms to 10 s. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Builds the registry with every series of decisions.md §15 and the process's own metrics
+ * (`process_*`, `nodejs_*`: CPU, memory, event loop lag, GC, handles).
+ */
+export function createMetrics(sources: MetricsSources = {}): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const metrics: Metrics = {
+    registry,
+    httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by method, route template and status code.', labelNames: ['method', 'route', 'status'], registers }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving an HTTP request to its response, by method and route template, in seconds.',
+      labelNames: ['method', 'route'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    }),
+    rateLimitRejections: new Counter({ name: 'outreach_rate_limit_rejections_total', help: 'Requests refused with 429 by the per-token rate limiter.', registers }),
+    idempotentReplays: new Counter({ name: 'outreach_idempotent_replays_total', help: 'Write requests answered with the stored response of their Idempotency-Key.', registers }),
+    outboxDeliveries: new Counter({
+      name: 'outreach_outbox_deliveries_total',
+      help: 'Reply delivery attempts of the outbox, by result: sent, retry (failed, tried again later), failed (given up).',
+      labelNames: ['result'],
+      registers,
+    }),
+    backlinkChecks: new Counter({ name: 'outreach_backlink_checks_total', help: 'Backlink checks of the monitor, by the status found.', labelNames: ['status'], registers }),
+  };
+  const { outboxMessagesByStatus } = sources;
+  if (outboxMessagesByStatus) {
+    new Gauge({
+      name: 'outreach_outbox_messages',
+      help: 'Outbound reply messages in the outbox, by status (queued, sent, failed).',
+      labelNames: ['status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [status, count] of Object.entries(outboxMessagesByStatus())) this.set({ status }, count);
+      },
+    });
+  }
+  return metrics;
+}
