@@ -15,6 +15,7 @@ import { TokenError, createAccount, createToken, listAccounts, listTokens, revok
 import { startServer } from '../server.js';
 import { PLANS } from '../schemas/enums.js';
 import { VERSION } from '../version.js';
+import { registerBackupCommand } from './backup.js';
 import { parseDuration } from './duration.js';
 
 /** A failure to report in one line, without a stack. */
@@ -86,7 +87,7 @@ export function buildCli(): Command {
     .option('--demo', 'on an empty database, load the demo data; print a ready token and a curl example')
     .action(async (options: { host?: string; port?: number; import?: string; demo?: boolean }, command: Command) => {
       const config = configOf(command, { 'server.host': options.host, 'server.port': options.port });
-      const logger = createLogger('info');
+      const logger = createLogger(config.log);
       const fresh = !existsSync(config.db);
       const store = await openStore(config.db);
       migrate(store);
@@ -254,6 +255,8 @@ export function buildCli(): Command {
         print(`revoked ${id}`);
       });
     });
+
+  registerBackupCommand(program, (command) => configOf(command), (message) => new CliError(message));
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
   return program;

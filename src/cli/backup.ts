@@ -1,0 +1,37 @@
+/**
+ * `outreach-api backup FILE` (decisions.md §15): a consistent copy of the database while the
+ * server runs and writes; prints the copy's size and the time it took. Restore by starting the
+ * server on the copy (`serve --db FILE`).
+ */
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import type { Config } from '../config.js';
+import { backupTo } from '../db/backup.js';
+import { openStore } from '../db/connection.js';
+
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+
+/**
+ * Registers the command on `program`.
+ * @param configOf the CLI's configuration of a command (global `--db`, `--config`).
+ * @param fail turns a message into the CLI's one-line failure (exit code 1).
+ */
+export function registerBackupCommand(program: Command, configOf: (command: Command) => Config, fail: (message: string) => Error): void {
+  program
+    .command('backup')
+    .description('write a consistent copy of the database to FILE, also while the server runs; restore by serving the copy')
+    .argument('<file>', 'the copy to write (must not exist)')
+    .action(async (file: string, _options: unknown, command: Command) => {
+      const config = configOf(command);
+      if (!existsSync(config.db)) throw fail(`no database at ${config.db}`);
+      const store = await openStore(config.db);
+      try {
+        const { bytes, durationMs } = backupTo(store, file);
+        process.stdout.write(`backed up ${config.db} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`);
+      } catch (error) {
+        throw fail((error as Error).message);
+      } finally {
+        await store.close();
+      }
+    });
+}

@@ -1,0 +1,95 @@
+/**
+ * `outreach-api backup FILE` (decisions.md §15): run as a separate process against the database
+ * of a running server while this process keeps writing to it. The copy must pass
+ * `PRAGMA integrity_check`, hold a count at least the one read before the backup started and at
+ * most the one read after it ended, and be one snapshot: the trigger-kept counters in the copy
+ * equal the rows in the copy (each write transaction changes both).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import type { TestServer } from '../helpers/harness.js';
+import { startWriteServer } from '../writes/helpers.js';
+
+const BIN = fileURLToPath(new URL('../../bin/outreach-api.js', import.meta.url));
+
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OUTREACH_API_LOG_LEVEL: 'silent' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('backup', () => {
+  let t: TestServer;
+  let db: string;
+  before(async () => {
+    t = await startWriteServer();
+    db = join(t.dir, 'test.db');
+  });
+  after(() => t.close());
+
+  const count = () => (t.store.sqlite.prepare("SELECT COUNT(*) AS n FROM blocked_domains WHERE project_id = 'prj_a1'").get() as { n: number }).n;
+
+  it('copies the live database consistently while the server writes', async () => {
+    const baseline = count();
+    let written = 0;
+    let writing = true;
+    const insert = t.store.sqlite.prepare("INSERT INTO blocked_domains (id, project_id, domain, reason, created_at) VALUES (?, 'prj_a1', ?, 'load', ?)");
+    // Write load: a transaction of 50 rows per turn of the event loop, until the backup is done.
+    const writer = (async () => {
+      while (writing) {
+        t.store.transaction(() => {
+          for (let i = 0; i < 50; i++, written++) insert.run(`bd_load_${written}`, `load-${written}.example`, new Date().toISOString());
+        });
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = count();
+    const copy = join(t.dir, 'copy.db');
+    const result = await runCli(['backup', copy, '--db', db]);
+    const after = count();
+    writing = false;
+    await writer;
+
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^backed up .+ to .+copy\.db: \d+\.\d\d MiB \(\d+ bytes\) in \d+\.\d\d s$/m);
+    assert.ok(after > before, 'the writer wrote during the backup');
+    const copied = new Database(copy, { readonly: true });
+    try {
+      assert.equal(copied.prepare('PRAGMA integrity_check').pluck().get(), 'ok');
+      assert.equal(copied.prepare('PRAGMA foreign_key_check').all().length, 0);
+      const n = copied.prepare("SELECT COUNT(*) FROM blocked_domains WHERE project_id = 'prj_a1'").pluck().get() as number;
+      assert.ok(n >= before && n <= after, `copy holds ${n}, between ${before} and ${after}`);
+      const counter = copied.prepare("SELECT n FROM row_counts WHERE tbl = 'blocked_domains' AND scope = 'prj_a1'").pluck().get() as number;
+      assert.equal(counter, n, 'one snapshot: the counter matches the rows');
+      assert.equal((n - baseline) % 50, 0, 'whole transactions only');
+    } finally {
+      copied.close();
+    }
+    assert.deepEqual(readdirSync(t.dir).filter((f) => f.includes('.partial-')), [], 'no partial file left');
+  });
+
+  it('refuses an existing file and a missing database, exit code 1', async () => {
+    const existing = join(t.dir, 'exists.db');
+    writeFileSync(existing, 'keep me');
+    const refused = await runCli(['backup', existing, '--db', db]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /already exists/);
+    const missing = await runCli(['backup', join(t.dir, 'x.db'), '--db', join(t.dir, 'nope.db')]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no database at/);
+    assert.ok(!existsSync(join(t.dir, 'nope.db')), 'no database created');
+  });
+});
+
