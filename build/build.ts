@@ -2,7 +2,8 @@
  * `npm run build`: the single executable `dist/outreach-api` (Linux x64), offline.
  *
  * 1. esbuild bundles build/entry.ts (the CLI and server) into one CommonJS file,
- *    dist/outreach-api.cjs, with the SQL migrations, the version and the addon's hash defined in.
+ *    dist/outreach-api.cjs, with the SQL migrations, the version, the addon's hash and the
+ *    reference page's assets (Swagger UI) defined in.
  * 2. @yao-pkg/pkg in SEA mode turns it into a Node single executable application with the
  *    better-sqlite3 addon as a SEA asset. pkg's SEA mode would download a Node binary; its
  *    internal `sea()` takes `useLocalNode`/`nodePath` (not exposed on the 6.14 command line), so
@@ -21,6 +22,7 @@ import { createRequire } from 'node:module';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readMigrationDir } from '../src/db/migrate.js';
+import { readDocsAssets } from '../src/http/docs-assets.js';
 import { NATIVE_SQLITE_ASSET } from '../src/native.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -52,6 +54,7 @@ const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 /** Bundles the CLI into dist/outreach-api.cjs (CommonJS, as a SEA main script must be). */
 async function bundleCli(version: string, nativeHash: string): Promise<void> {
   const migrations = readMigrationDir(join(root, 'sql'));
+  const docsAssets = readDocsAssets();
   const result = await build({
     absWorkingDir: root,
     entryPoints: ['build/entry.ts'],
@@ -68,6 +71,8 @@ async function bundleCli(version: string, nativeHash: string): Promise<void> {
       __OUTREACH_VERSION__: JSON.stringify(version),
       __OUTREACH_MIGRATIONS__: JSON.stringify(migrations),
       __OUTREACH_NATIVE_HASH__: JSON.stringify(nativeHash),
+      // The reference page's Swagger UI bundle and stylesheet (src/http/docs-assets.ts).
+      __OUTREACH_DOCS_ASSETS__: JSON.stringify(docsAssets),
       // Only reached on from-source paths that the defines above cut off, but must not crash.
       'import.meta.url': '__outreach_import_meta_url',
     },

@@ -111,7 +111,9 @@ async function main(argv: string[]): Promise<number> {
   process.stdout.write(`smoke: ${[launch.command, ...args].join(' ')}\n`);
 
   const started = performance.now();
-  const child = spawn(launch.command, args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Metrics on, to check the bundled prom-client; the access log goes to stdout.
+  const env = { ...launch.env, OUTREACH_API_METRICS_ENABLED: 'true' };
+  const child = spawn(launch.command, args, { cwd: launch.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -232,6 +234,35 @@ async function main(argv: string[]): Promise<number> {
         const reread = (await listOf<Draft>(base)).find((d) => d.id === target.draft);
         assert(reread?.message?.subject === edit.subject, 'the edit is not in the drafts list afterwards');
         return `PATCH ${base}/${target.draft}`;
+      });
+    }
+
+    if (token) {
+      await check('operator', async () => {
+        const ready = await fetch(`${origin}/readyz`);
+        assert(ready.status === 200, `GET /readyz → ${ready.status} ${await ready.text()}`);
+        const metrics = await (await fetch(`${origin}/metrics`)).text();
+        assert(/^http_requests_total\{method="GET",route="\/api\/public\/v1\/me",status="200"\} \d+$/m.test(metrics), 'no /me count in /metrics');
+        assert(/^process_cpu_user_seconds_total /m.test(metrics), 'no process metrics in /metrics');
+        const page = await fetch(`${origin}/api/public/docs`);
+        assert(page.status === 200 && (await page.text()).includes('swagger-ui-bundle.js'), `GET /api/public/docs → ${page.status}`);
+        const bundle = await fetch(`${origin}/api/public/docs/swagger-ui-bundle.js`);
+        const size = (await bundle.arrayBuffer()).byteLength;
+        assert(bundle.status === 200 && size > 500_000, `the reference page's script: ${bundle.status}, ${size} bytes`);
+        const line = output.split('\n').find((l) => l.startsWith('{') && l.includes('"msg":"request"') && l.includes('"route":"/readyz"'));
+        assert(line && JSON.parse(line).status === 200, 'no access log line for /readyz on stdout');
+        return 'readyz, metrics, reference page assets, access log';
+      });
+
+      await check('backup', async () => {
+        const copy = join(work, 'backup.db');
+        const backup = spawn(launch.command, [...launch.args, 'backup', copy, '--db', join(work, 'smoke.db')], { cwd: launch.cwd, env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let said = '';
+        backup.stdout!.on('data', (chunk: Buffer) => (said += chunk.toString()));
+        backup.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
+        const code = await new Promise<number | null>((done) => backup.once('close', done));
+        assert(code === 0 && statSync(copy).size > 0, `backup exited ${code}: ${said}`);
+        return said.trim();
       });
     }
 
