@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import type { z } from '@hono/zod-openapi';
 import type { Store } from '../db/connection.js';
 import { type CountedTable, pauseRowCounts } from '../repos/row-counts.js';
-import { COLLECTIONS, COLLECTION_NAMES, FieldError, ImportContext } from './collections.js';
+import { COLLECTIONS, COLLECTION_NAMES, ImportContext } from './collections.js';
+import { FieldError } from './rules.js';
 
 export type { ImportDocument, ImportRecord } from './collections.js';
 export { COLLECTION_NAMES } from './collections.js';

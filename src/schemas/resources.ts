@@ -1,7 +1,7 @@
 /**
  * The contract's resource shapes (contract §2; decisions.md §5, §6, §10, §11 for what it leaves
  * open). These are the response schemas of the OpenAPI document, and — with parent ids added and
- * optional fields relaxed — the import document's record rules (`src/import/collections.ts`).
+ * optional fields relaxed — the import document's record rules (`src/import/rules.ts`).
  *
  * Nullable fields: every field the store may not know is `null` rather than absent, so a client
  * always sees every field of the contract.
