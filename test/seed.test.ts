@@ -3,6 +3,7 @@
  * every state the API can show; its tokens work as documented.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +50,17 @@ describe('demo seed', () => {
     assert.equal(JSON.stringify(buildDemoDocument()), first);
     assert.notEqual(JSON.stringify(buildDemoDocument(7)), first);
     assert.equal(JSON.stringify(buildDemoDocument(7)), JSON.stringify(buildDemoDocument(7)));
+  });
+
+  it('builds exactly the published demo data: ids, tokens and counts are a fixture contract (checksum pinned)', () => {
+    // Other projects build their CI on these records: a deliberate change updates the pins below.
+    const sha256 = createHash('sha256').update(JSON.stringify(buildDemoDocument())).digest('hex');
+    assert.equal(sha256, 'f6d7e604d0ebe456518f9893c39b0ad5778828ff8686cba5f81643c42ba1e5a2');
+    assert.deepEqual(summary, {
+      accounts: 2, tokens: 2, projects: 4, sites: 9, keywords: 41, blockedDomains: 15, prospects: 173, contacts: 353, drafts: 46, threads: 32,
+      emailConnections: 13, emailSenders: 13, discoveryJobs: 15, leads: 220, backlinks: 440, draftMessages: 46, threadMessages: 78,
+      discoveryQueries: 47, backlinkChecks: 1558,
+    });
   });
 
   it('imports every collection', () => {
