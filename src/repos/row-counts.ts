@@ -12,6 +12,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { SqliteHandle } from '../db/connection.js';
+import { loadMigrations } from '../db/migrate.js';
 import type { Database } from '../db/schema.js';
 
 /** The tables whose list totals come from `row_counts`. */
@@ -60,70 +61,42 @@ export const keysOf = (kind: string, values: readonly string[]) => values.map((v
 
 // ---- bulk loads ---------------------------------------------------------------------------------
 
-/**
- * How each table's counters are rebuilt from its rows: the same statements as the backfill of
- * sql/0003_row_counts.sql. test/store/row-counts.test.ts checks both against the rows.
- */
-const RECOUNT: Record<CountedTable, string> = {
-  backlinks: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'backlinks', project_id, 'project:' || status, count(*) FROM backlinks GROUP BY project_id, status;
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'backlinks', site_id, 'site:' || status, count(*) FROM backlinks GROUP BY site_id, status;`,
-  prospects: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'prospects', project_id, 'project:' || status, count(*) FROM prospects GROUP BY project_id, status;
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'prospects', site_id, 'site:' || status, count(*) FROM prospects GROUP BY site_id, status;`,
-  drafts: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'drafts', site_id, 'site:' || status, count(*) FROM drafts GROUP BY site_id, status;`,
-  threads: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'threads', site_id, 'site:' || status, count(*) FROM threads GROUP BY site_id, status;`,
-  backlink_checks: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'backlink_checks', backlink_id, 'backlink', count(*) FROM backlink_checks GROUP BY backlink_id;`,
-  contacts: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'contacts', prospect_id, 'prospect', count(*) FROM contacts GROUP BY prospect_id;`,
-  keywords: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'keywords', site_id, 'site', count(*) FROM keywords GROUP BY site_id;`,
-  blocked_domains: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'blocked_domains', project_id, 'project', count(*) FROM blocked_domains GROUP BY project_id;`,
-  discovery_jobs: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'discovery_jobs', site_id, 'site', count(*) FROM discovery_jobs GROUP BY site_id;`,
-  discovery_queries: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'discovery_queries', job_id, 'job:' || (started_at IS NOT NULL), count(*) FROM discovery_queries GROUP BY job_id, started_at IS NOT NULL;`,
-  thread_messages: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'thread_messages', thread_id, 'thread:' || (sent_at IS NOT NULL), count(*) FROM thread_messages GROUP BY thread_id, sent_at IS NOT NULL;`,
-  leads: `
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'leads', project_id, 'project:' || dismissed || ':' || tier || ':' || stage || ':' || lead_type, count(*)
-      FROM leads GROUP BY project_id, dismissed, tier, stage, lead_type;
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'leads', site_id, 'site:' || dismissed || ':' || tier || ':' || stage || ':' || lead_type, count(*)
-      FROM leads GROUP BY site_id, dismissed, tier, stage, lead_type;
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'leads', project_id, 'project:' || dismissed || ':' || tier || ':' || stage || ':' || lead_type || ':platform=' || platform, count(*)
-      FROM leads GROUP BY project_id, dismissed, tier, stage, lead_type, platform;
-    INSERT INTO row_counts (tbl, scope, key, n)
-      SELECT 'leads', site_id, 'site:' || dismissed || ':' || tier || ':' || stage || ':' || lead_type || ':platform=' || platform, count(*)
-      FROM leads GROUP BY site_id, dismissed, tier, stage, lead_type, platform;`,
-};
+/** The migration that creates `row_counts` and backfills it (sql/0003_row_counts.sql). */
+const ROW_COUNTS_MIGRATION = 3;
+
+let backfill: Record<CountedTable, string> | undefined;
 
 /**
- * Rebuilds every counter of `tbl` from its rows (a walk of one covering index per scope kind:
- * about 0.25 µs a row, against some 6 µs a row for the triggers' upserts).
+ * The backfill statements of sql/0003_row_counts.sql, by counted table: the one definition of
+ * how a table's counters follow from its rows. The recount of a bulk import runs these very
+ * statements, read from the migration (embedded in the executable like every migration); the
+ * migration is frozen once shipped, so the two cannot drift apart.
+ * @throws Error when the migration has no backfill statement for a counted table.
+ */
+export function backfillStatements(): Readonly<Record<CountedTable, string>> {
+  if (backfill) return backfill;
+  const migration = loadMigrations().find((m) => m.version === ROW_COUNTS_MIGRATION);
+  const section = (migration?.sql.split(/^-- ---- backfill.*$/m)[1]?.split(/^-- ---- triggers.*$/m)[0] ?? '').replace(/--.*$/gm, '');
+  const byTable = new Map<string, string[]>();
+  for (const statement of section.split(';').map((s) => s.trim()).filter(Boolean)) {
+    const tbl = /^INSERT INTO row_counts \(tbl, scope, key, n\)\s+SELECT '(\w+)'/.exec(statement)?.[1];
+    if (!tbl) throw new Error(`sql/0003_row_counts.sql: not a backfill statement: ${statement.slice(0, 60)}`);
+    byTable.set(tbl, [...(byTable.get(tbl) ?? []), `${statement};`]);
+  }
+  const missing = COUNTED_TABLES.filter((tbl) => !byTable.has(tbl));
+  if (missing.length > 0) throw new Error(`sql/0003_row_counts.sql has no backfill for ${missing.join(', ')}`);
+  backfill = Object.fromEntries(COUNTED_TABLES.map((tbl) => [tbl, byTable.get(tbl)!.join('\n')])) as Record<CountedTable, string>;
+  return backfill;
+}
+
+/**
+ * Rebuilds every counter of `tbl` from its rows with the migration's backfill statements (a walk
+ * of one covering index per scope kind: about 0.25 µs a row, against some 6 µs a row for the
+ * triggers' upserts).
  */
 export function recountTable(sqlite: SqliteHandle, tbl: CountedTable): void {
   sqlite.prepare('DELETE FROM row_counts WHERE tbl = ?').run(tbl);
-  sqlite.exec(RECOUNT[tbl]);
+  sqlite.exec(backfillStatements()[tbl]);
 }
 
 /**

@@ -26,7 +26,7 @@ import { listKeywords } from '../../src/repos/keywords.js';
 import { listLeads, type LeadFilter } from '../../src/repos/leads.js';
 import { getPipeline } from '../../src/repos/pipeline.js';
 import { listProspects } from '../../src/repos/prospects.js';
-import { COUNTED_TABLES } from '../../src/repos/row-counts.js';
+import { COUNTED_TABLES, backfillStatements } from '../../src/repos/row-counts.js';
 import { listThreadMessages, listThreads } from '../../src/repos/threads.js';
 import {
   BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS, PROSPECT_STATUSES, THREAD_STATUSES,
@@ -365,6 +365,15 @@ describe('row counters stay exact', () => {
 });
 
 describe('the migration backfills the counters of a store that already holds data', () => {
+  it("is the one definition of a recount: a bulk import runs the migration's own backfill statements", () => {
+    const migration = loadMigrations().find((m) => m.version === 3)!.sql;
+    const backfill = migration.slice(0, migration.indexOf('CREATE TRIGGER')).match(/INSERT INTO row_counts[^;]+;/g)!;
+    const recount = Object.values(backfillStatements()).join('\n').match(/INSERT INTO row_counts[^;]+;/g)!;
+    assert.deepEqual(Object.keys(backfillStatements()).sort(), [...COUNTED_TABLES].sort());
+    assert.deepEqual([...recount].sort(), [...backfill].sort());
+  });
+
+
   it('counts every row present when it runs', async () => {
     // A store at version 2 with data: the tables of a fully imported store copied in, then upgraded.
     const source = await startTestServer({ fixture: 'small' });
