@@ -164,16 +164,21 @@ export async function listThreads(db: Kysely<Database>, siteId: string, limit: n
  * account answers like a missing one, decisions.md §1).
  */
 export async function requireThread(db: Kysely<Database>, siteId: string, idOrProviderId: string): Promise<ThreadRecord> {
-  const row =
-    (await threadQuery(db).where('t.id', '=', idOrProviderId).where('t.site_id', '=', siteId).executeTakeFirst()) ??
-    (await threadQuery(db)
-      .where('t.site_id', '=', siteId)
-      .where('t.provider_thread_id', '=', idOrProviderId)
-      .orderBy('t.id')
-      .limit(1)
-      .executeTakeFirst());
+  const row = await threadQuery(db).where('t.id', '=', await threadRecordId(db, siteId, idOrProviderId)).where('t.site_id', '=', siteId).executeTakeFirst();
   if (!row) throw notFound('Thread');
   return toThread(row);
+}
+
+/**
+ * The record id of the thread of site `siteId` that `idOrProviderId` names: the thread with that
+ * id, else the first (by id) with that provider `threadId` (decisions.md §10); `idOrProviderId`
+ * itself when none does. A name resolution that never refuses, so the idempotency hash of a
+ * reply can use it before any lookup (decisions.md §7).
+ */
+export async function threadRecordId(db: Kysely<Database>, siteId: string, idOrProviderId: string): Promise<string> {
+  const named = (column: 'id' | 'provider_thread_id') =>
+    db.selectFrom('threads').select('id').where('site_id', '=', siteId).where(column, '=', idOrProviderId).orderBy('id').limit(1).executeTakeFirst();
+  return ((await named('id')) ?? (await named('provider_thread_id')))?.id ?? idOrProviderId;
 }
 
 /**

@@ -4,8 +4,8 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
-import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
+import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
+import { IdempotencyKeys, type Outcome, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireContactRow, toContact, type ContactRow } from '../repos/contacts.js';
@@ -69,35 +69,39 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     app.openapi(discoveryRoute(group, maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const body = c.req.valid('json');
-      const project = await requireCallerProject(c, store.db, group, params);
-      const prospect = await requireProspect(store.db, project.id, params.prospectId);
-      requireWritablePlan(c, clock);
-      const place = { id: prospect.id, siteId: prospect.siteId, projectId: project.id };
-      const facts = prospectFacts(prospect);
       const finder = providers.contactFinder;
-      const request = { operation: groupOperation('POST', DISCOVERY_PATH), key: body.idempotencyKey, ids: { projectId: project.id, prospectId: prospect.id }, body };
-      if (finder.defers(facts)) {
-        const response = await keys.run(c, request, {
-          commit: (_: undefined, now) => ({ status: 202, data: { outcome: 'queued' as const, contact: null, job: discovery.enqueue(place, now) } }),
-        });
-        deps.notify?.('discovery');
-        return response as never;
-      }
-      return (await keys.run(c, request, {
-        prepare: () => finder.find(facts).catch(providerFailure(deps.logger, 'contact finder')),
-        commit: (candidates, now) => ({ status: 200, data: { ...discovery.save(place, candidates, finder.name, now), job: null } }),
-      })) as never;
+      const request = { operation: groupOperation('POST', DISCOVERY_PATH), key: body.idempotencyKey, ids: { projectId: groupIdOf(group, params), prospectId: params.prospectId }, body };
+      const response = await keys.run(c, request, {
+        check: async () => {
+          const project = await requireCallerProject(c, store.db, group, params);
+          const prospect = await requireProspect(store.db, project.id, params.prospectId);
+          requireWritablePlan(c, clock);
+          return { place: { id: prospect.id, siteId: prospect.siteId, projectId: project.id }, facts: prospectFacts(prospect) };
+        },
+        // A finder that must work outside the service (crawling) defers: the search becomes a job.
+        prepare: async ({ facts }) => (finder.defers(facts) ? null : await finder.find(facts).catch(providerFailure(deps.logger, 'contact finder'))),
+        commit: ({ place }, candidates, now): Outcome<object> =>
+          candidates === null
+            ? { status: 202, data: { outcome: 'queued' as const, contact: null, job: discovery.enqueue(place, now) } }
+            : { status: 200, data: { ...discovery.save(place, candidates, finder.name, now), job: null } },
+      });
+      if (response.status === 202) deps.notify?.('discovery');
+      return response as never;
     });
 
     app.openapi(verifyRoute(group, maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const body = c.req.valid('json');
-      const { project, site } = await requireCallerSite(c, store.db, group, params);
-      const contact = await requireContactRow(store.db, { projectId: project.id, siteId: site.id }, params.contactId);
-      requireWritablePlan(c, clock);
-      return (await keys.run(c, { operation: groupOperation('POST', VERIFY_PATH), key: body.idempotencyKey, ids: { projectId: project.id, siteId: site.id, contactId: contact.id }, body }, {
-        prepare: () => providers.verifier.verify(contact.email).catch(providerFailure(deps.logger, 'address verifier')),
-        commit: (verdict, now) => {
+      const ids = { projectId: groupIdOf(group, params), siteId: params.siteId, contactId: params.contactId };
+      return (await keys.run(c, { operation: groupOperation('POST', VERIFY_PATH), key: body.idempotencyKey, ids, body }, {
+        check: async () => {
+          const { project, site } = await requireCallerSite(c, store.db, group, params);
+          const contact = await requireContactRow(store.db, { projectId: project.id, siteId: site.id }, params.contactId);
+          requireWritablePlan(c, clock);
+          return contact;
+        },
+        prepare: (contact) => providers.verifier.verify(contact.email).catch(providerFailure(deps.logger, 'address verifier')),
+        commit: (contact, verdict, now) => {
           updateVerification.run(verdict.status, now, now, contact.id);
           return { status: 200, data: toContact(contactById.get(contact.id) as ContactRow) };
         },

@@ -7,7 +7,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { isoAt } from '../clock.js';
 import type { DraftMessagesTable } from '../db/schema.js';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
@@ -110,16 +110,19 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       const params = c.req.valid('param');
       const { instruction } = c.req.valid('json');
       const key = c.req.valid('header')['idempotency-key'];
-      const { project, site } = await requireCallerSite(c, store.db, group, params);
-      const draft: DraftRecord = await requireDraft(store.db, site.id, params.draftId);
-      requireWritablePlan(c, clock);
-      const [prospect, contact] = await Promise.all([
-        requireProspect(store.db, project.id, draft.prospectId),
-        requireContactRow(store.db, { projectId: project.id }, draft.contactId),
-      ]);
-      const request = { operation: groupOperation('POST', REGENERATE_PATH), key, ids: { projectId: project.id, siteId: site.id, draftId: draft.id }, body: { instruction } };
-      return (await keys.run(c, request, {
-        prepare: () =>
+      const ids = { projectId: groupIdOf(group, params), siteId: params.siteId, draftId: params.draftId };
+      return (await keys.run(c, { operation: groupOperation('POST', REGENERATE_PATH), key, ids, body: { instruction } }, {
+        check: async () => {
+          const { project, site } = await requireCallerSite(c, store.db, group, params);
+          const draft: DraftRecord = await requireDraft(store.db, site.id, params.draftId);
+          requireWritablePlan(c, clock);
+          const [prospect, contact] = await Promise.all([
+            requireProspect(store.db, project.id, draft.prospectId),
+            requireContactRow(store.db, { projectId: project.id }, draft.contactId),
+          ]);
+          return { site, draft, prospect, contact };
+        },
+        prepare: ({ site, draft, prospect, contact }) =>
           providers.generator
             .generate({
               site: { name: site.name, domain: site.domain, url: site.url },
@@ -138,7 +141,7 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
               previous: draft.message ? { subject: draft.message.subject, body: draft.message.body } : null,
             })
             .catch(providerFailure(deps.logger, 'message generator')),
-        commit: (generated, now) => {
+        commit: ({ draft }, generated, now) => {
           const row = newMessage(
             draft.id,
             {

@@ -7,11 +7,11 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { validationError } from '../http/errors.js';
-import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
+import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
-import { requireThread } from '../repos/threads.js';
+import { requireThread, threadRecordId } from '../repos/threads.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { ReplyResult } from '../schemas/resources.js';
 import { ReplyBody, SiteIdParam, ThreadIdParam, jsonRequestBody } from '../schemas/writes.js';
@@ -52,16 +52,20 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     app.openapi(replyRoute(group, config.limits.maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const body = c.req.valid('json');
-      const { project, site } = await requireCallerSite(c, store.db, group, params);
-      const thread = await requireThread(store.db, site.id, params.threadId);
-      requireWritablePlan(c, clock);
-      const sender = activeSender.get(site.id) as { id: string; email: string } | undefined;
-      if (!sender) {
-        throw validationError([{ path: 'path.siteId', message: 'The site has no active email sender to send the reply from; activate one first' }]);
-      }
-      const request = { operation: groupOperation('POST', REPLY_PATH), key: body.idempotencyKey, ids: { projectId: project.id, siteId: site.id, threadId: thread.id }, body };
+      const ids = { projectId: groupIdOf(group, params), siteId: params.siteId, threadId: await threadRecordId(store.db, params.siteId, params.threadId) };
+      const request = { operation: groupOperation('POST', REPLY_PATH), key: body.idempotencyKey, ids, body };
       const response = await keys.run(c, request, {
-        commit: (_: undefined, now) => {
+        check: async () => {
+          const { site } = await requireCallerSite(c, store.db, group, params);
+          const thread = await requireThread(store.db, site.id, ids.threadId);
+          requireWritablePlan(c, clock);
+          const sender = activeSender.get(site.id) as { id: string; email: string } | undefined;
+          if (!sender) {
+            throw validationError([{ path: 'path.siteId', message: 'The site has no active email sender to send the reply from; activate one first' }]);
+          }
+          return { thread, sender };
+        },
+        commit: ({ thread, sender }, _: undefined, now) => {
           outbox.enqueue(
             {
               threadId: thread.id,

@@ -3,16 +3,29 @@
  *
  * A key is scoped to (account, operation), the operation being the method and the route
  * template with the group form folded (`POST /{group}/{groupId}/sites/{siteId}/…`), since both
- * path forms address the same records. The request hash is SHA-256 over the resolved path ids
- * and the canonical JSON of the body (object keys sorted at every level).
+ * path forms address the same records. The request hash is SHA-256 over the path ids and the
+ * canonical JSON of the body (object keys sorted at every level).
  *
- * - New key: the key is stored `in_flight`, the operation runs, and its writes commit in ONE
- *   SQLite transaction with the stored response (`completed`). Work that leaves the process
- *   (mail, crawling) is only *recorded* by those writes (outbox rows, discovery jobs) and done by
- *   a worker after the commit, so a crash can neither lose an accepted request nor repeat it.
- * - Same key, same request: the stored status and body again, with `Idempotent-Replayed: true`.
- * - Same key, different request: 422 `IDEMPOTENCY_KEY_REUSED` (checked first, even in flight).
- * - Same key while the first is in flight: 409 `IDEMPOTENCY_CONFLICT`.
+ * Replay first (decisions.md §7): a key already stored is answered before any check that reads
+ * the current state of the data (the 404 lookups, the 402 plan gate, a rule such as "the site
+ * has an active sender"), so a client retrying after a timeout always learns what became of its
+ * first request, even if a sender was paused, a plan expired or a draft changed since. The
+ * request hash therefore cannot come from those lookups: it is taken over the ids as a *name
+ * resolution* gives them, which reads but never refuses: the group id under `projectId` in both
+ * path forms (a workspace id is its project's id), and a thread's provider `threadId` replaced by
+ * the record id it names in that site (as given when none matches). A retry naming the same
+ * records the other way is the same request; naming other records is 422
+ * `IDEMPOTENCY_KEY_REUSED`.
+ *
+ * - Key stored, same request: the stored status and body again, `Idempotent-Replayed: true`.
+ * - Key stored, different request: 422 `IDEMPOTENCY_KEY_REUSED` (checked first, even in flight).
+ * - Key stored and still in flight: 409 `IDEMPOTENCY_CONFLICT`.
+ * - New key: the checks of decisions.md §3 run in their order (404, then 402, then the
+ *   operation's own rules) and store nothing if they refuse; then the key is stored `in_flight`,
+ *   the operation runs, and its writes commit in ONE SQLite transaction with the stored response
+ *   (`completed`). Work that leaves the process (mail, crawling) is only *recorded* by those
+ *   writes (outbox rows, discovery jobs) and done by a worker after the commit, so a crash can
+ *   neither lose an accepted request nor repeat it inside the service.
  * - The operation fails (any error, 500 included): the key is released; nothing was stored.
  * - Keys live 24 h: an expired key counts as unused, and `purgeExpiredKeys` deletes them.
  */
@@ -49,7 +62,10 @@ export interface IdempotentRequest {
   /** Method and group-folded route template. */
   operation: string;
   key: string;
-  /** The resolved ids the path named (record ids, not aliases). */
+  /**
+   * The ids the path names after name resolution only (see the module comment): the group id as
+   * `projectId`, aliases replaced by record ids where they resolve; nothing checked.
+   */
   ids: Record<string, string>;
   /** The validated body. */
   body: unknown;
@@ -60,14 +76,25 @@ export interface Outcome<T> {
   data: T;
 }
 
-export interface IdempotentSteps<P, T> {
+export interface IdempotentSteps<C, P, T> {
+  /**
+   * The checks that read the current state of the data, in decisions.md §3 order (404 lookups,
+   * 402 plan, then the operation's own rules); they run only for a new key, after the replay, and
+   * return what the operation needs. A throw here stores nothing.
+   */
+  check: () => C | Promise<C>;
   /**
    * Optional asynchronous work that writes nothing (asking a provider); it runs while the key is
    * held `in_flight`, so a concurrent retry gets 409.
    */
-  prepare?: () => Promise<P>;
+  prepare?: (checked: C) => Promise<P>;
   /** The operation's writes, synchronous; they commit in one transaction with the stored response. */
-  commit: (prepared: P, nowIso: string) => Outcome<T>;
+  commit: (checked: C, prepared: P, nowIso: string) => Outcome<T>;
+}
+
+interface StoredAnswer {
+  status: number;
+  body: string;
 }
 
 type KeyRow = Pick<IdempotencyKeysTable, 'request_hash' | 'state' | 'response_status' | 'response_body' | 'expires_at'>;
@@ -102,25 +129,31 @@ export class IdempotencyKeys {
    * @throws ApiError IDEMPOTENCY_KEY_REUSED (422) or IDEMPOTENCY_CONFLICT (409); whatever the
    * steps throw, after releasing the key.
    */
-  async run<P, T>(c: AppContext, request: IdempotentRequest, steps: IdempotentSteps<P, T>): Promise<Response> {
+  async run<C, P, T>(c: AppContext, request: IdempotentRequest, steps: IdempotentSteps<C, P, T>): Promise<Response> {
     const scope = [c.get('caller').account.id, request.operation, request.key] as const;
     const hash = requestHash(request.ids, request.body);
+    // Replay first: nothing that reads the current data may run before a stored answer.
+    const stored = this.stored(scope, hash);
+    if (stored) return this.replay(c, stored);
+    const checked = await steps.check();
     const complete = (prepared: P) => {
-      const outcome = steps.commit(prepared, isoAt(this.clock.now()));
+      const outcome = steps.commit(checked, prepared, isoAt(this.clock.now()));
       const envelope = { ok: true as const, data: outcome.data };
       this.finish.run(outcome.status, JSON.stringify(envelope), ...scope);
       return { status: outcome.status, envelope };
     };
 
+    // The checks awaited: a concurrent request with the same key may have claimed it meanwhile,
+    // so the claim looks again (replay, 409 or 422 as above).
     if (!steps.prepare) {
       // Nothing to wait for: claim, write and store the response in one transaction.
       const result = this.store.transaction(() => this.claim(scope, hash) ?? complete(undefined as P));
-      return 'replayed' in result ? this.replay(c, result) : c.json(result.envelope, result.status);
+      return 'envelope' in result ? c.json(result.envelope, result.status) : this.replay(c, result);
     }
     const replayed = this.store.transaction(() => this.claim(scope, hash));
     if (replayed) return this.replay(c, replayed);
     try {
-      const prepared = await steps.prepare();
+      const prepared = await steps.prepare(checked);
       const result = this.store.transaction(() => complete(prepared));
       return c.json(result.envelope, result.status);
     } catch (error) {
@@ -142,28 +175,34 @@ export class IdempotencyKeys {
     return Number(this.releaseAll.run().changes);
   }
 
-  /** Inside a transaction: the stored response to replay, or null after claiming the key `in_flight`. */
-  private claim(scope: readonly [string, string, string], hash: string): { replayed: true; status: number; body: string } | null {
-    const now = this.clock.now();
-    let row = this.select.get(...scope) as KeyRow | undefined;
-    if (row && Date.parse(row.expires_at) <= now) {
-      this.remove.run(...scope);
-      row = undefined;
-    }
-    if (!row) {
-      this.insert.run(...scope, hash, isoAt(now), isoAt(now + IDEMPOTENCY_TTL_MS));
-      return null;
-    }
+  /**
+   * The stored answer of this key, or null when the key is unused (or expired).
+   * @throws ApiError IDEMPOTENCY_KEY_REUSED when it was used for another request,
+   * IDEMPOTENCY_CONFLICT when that request is still running.
+   */
+  private stored(scope: readonly [string, string, string], hash: string): StoredAnswer | null {
+    const row = this.select.get(...scope) as KeyRow | undefined;
+    if (!row || Date.parse(row.expires_at) <= this.clock.now()) return null;
     if (row.request_hash !== hash) {
       throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was already used for a different request; use a new key');
     }
     if (row.state === 'in_flight') {
       throw new ApiError('IDEMPOTENCY_CONFLICT', 'A request with this idempotency key is still being processed; retry later');
     }
-    return { replayed: true, status: row.response_status!, body: row.response_body! };
+    return { status: row.response_status!, body: row.response_body! };
   }
 
-  private replay(c: AppContext, stored: { status: number; body: string }): Response {
+  /** Inside a transaction: the stored answer to replay, or null after claiming the key `in_flight`. */
+  private claim(scope: readonly [string, string, string], hash: string): StoredAnswer | null {
+    const stored = this.stored(scope, hash);
+    if (stored) return stored;
+    const now = this.clock.now();
+    this.remove.run(...scope); // an expired key counts as unused
+    this.insert.run(...scope, hash, isoAt(now), isoAt(now + IDEMPOTENCY_TTL_MS));
+    return null;
+  }
+
+  private replay(c: AppContext, stored: StoredAnswer): Response {
     return c.body(stored.body, stored.status as ContentfulStatusCode, { 'Content-Type': 'application/json', [REPLAYED_HEADER]: 'true' });
   }
 }
