@@ -5,13 +5,22 @@
  * through the configured mail transport:
  *
  * - before each attempt it counts it and moves `next_attempt_at` to when a retry would be due
- *   (`outbox.backoffMs` × 2^(attempt − 1)), so a process killed mid-send retries it then, once;
+ *   (`outbox.backoffMs` × 2^(attempt − 1)), in one committed statement, so a process killed
+ *   mid-send retries it then, once;
  * - success: `sent`, `sent_at` set; a retryable failure: stays `queued` for that retry; a
  *   permanent failure (SMTP 5xx) or the `outbox.maxAttempts`th failure: `failed`, `last_error` set.
+ * - A message is attempted at most `outbox.maxAttempts` times, crashes included: a row left
+ *   `queued` with its attempts used up (the process stopped during its last attempt, or the
+ *   setting was lowered since) is never sent again but marked `failed` at the next pass, whose
+ *   `last_error` says that the outcome of the last attempt is unknown.
  *
- * Delivery is at least once: a crash after the relay accepted a message but before it was marked
- * sent repeats it, with the same Message-ID (`<message id@sender domain>`) so receivers can drop
- * the copy. Imported messages (no `next_attempt_at`) are never picked up.
+ * Delivery is at least once. SMTP has no idempotency: if the process stops after the relay
+ * accepted a message and before the `sent` update commits, the message is sent again on the next
+ * attempt, with the same Message-ID (`<message id@sender domain>`) so receivers can drop the copy.
+ * That window is kept as short as it can be: the `sent` update is the first thing that runs when
+ * the transport reports the relay's acceptance (no other I/O, log line or await in between),
+ * and a failure to record it is not mistaken for a failed delivery. Imported messages (no
+ * `next_attempt_at`) are never picked up.
  */
 import { isoAt, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -101,14 +110,21 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
   const { sqlite } = store;
   const { backoffMs, maxAttempts } = config.outbox;
   const due = sqlite.prepare(`SELECT m.*, s.display_name, s.reply_to_email FROM thread_messages m LEFT JOIN email_senders s ON s.id = m.sender_id
-    WHERE m.status = 'queued' AND m.direction = 'outbound' AND m.next_attempt_at <= ? ORDER BY m.next_attempt_at, m.id LIMIT ?`);
+    WHERE m.status = 'queued' AND m.direction = 'outbound' AND m.next_attempt_at <= ? AND m.attempts < ? ORDER BY m.next_attempt_at, m.id LIMIT ?`);
   const lease = sqlite.prepare("UPDATE thread_messages SET attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'queued' AND attempts = ?");
   const sent = sqlite.prepare("UPDATE thread_messages SET status = 'sent', sent_at = ?, next_attempt_at = NULL, last_error = NULL, updated_at = ? WHERE id = ?");
   const failed = sqlite.prepare("UPDATE thread_messages SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE id = ?");
   const retry = sqlite.prepare('UPDATE thread_messages SET last_error = ?, updated_at = ? WHERE id = ?');
+  // Passes never overlap (worker.ts), so at the start of one no attempt of this process is under
+  // way: a queued row with its attempts used up was left by a process that stopped mid-attempt.
+  const exhausted = sqlite.prepare(`UPDATE thread_messages SET status = 'failed', next_attempt_at = NULL, updated_at = @now,
+    last_error = 'the process stopped during attempt ' || attempts || ' of ' || @max || '; whether the relay accepted it is unknown, and it is not attempted again'
+    WHERE status = 'queued' AND direction = 'outbound' AND next_attempt_at IS NOT NULL AND attempts >= @max`);
 
   const step = async () => {
-    const messages = due.all(isoAt(clock.now()), BATCH) as DueMessage[];
+    const given = Number(exhausted.run({ now: isoAt(clock.now()), max: maxAttempts }).changes);
+    if (given) logger.log('warn', 'replies interrupted during their last delivery attempt marked failed', { count: given, maxAttempts });
+    const messages = due.all(isoAt(clock.now()), maxAttempts, BATCH) as DueMessage[];
     for (const m of messages) {
       const attempt = m.attempts + 1;
       const now = clock.now();
@@ -124,9 +140,6 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
           subject: m.subject ?? '',
           text: m.body,
         });
-        const at = isoAt(clock.now());
-        sent.run(at, at, m.id);
-        metrics?.outboxDeliveries.inc({ result: 'sent' });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         const retryable = !(error instanceof ProviderError) || error.retryable;
@@ -136,9 +149,15 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
         else retry.run(message, at, m.id);
         metrics?.outboxDeliveries.inc({ result: givenUp ? 'failed' : 'retry' });
         logger.log('warn', 'reply delivery attempt failed', { messageId: m.id, attempt, retryable, error: message });
+        continue;
       }
+      // The relay accepted it: record that first (the duplicate window of decisions.md §7). If
+      // this throws, the pass fails and the leased attempt is retried after its backoff.
+      const at = isoAt(clock.now());
+      sent.run(at, at, m.id);
+      metrics?.outboxDeliveries.inc({ result: 'sent' });
     }
-    return messages.length;
+    return messages.length + given;
   };
   return createWorker('outbox', config.outbox.pollIntervalMs, step, logger);
 }

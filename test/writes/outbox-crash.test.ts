@@ -1,7 +1,9 @@
 /**
  * Crash safety of the outbox (decisions.md §7): a server process killed with SIGKILL after it
  * accepted a reply — while its delivery attempt hangs on an SMTP server that never answers —
- * delivers that reply exactly once after a restart with a working SMTP server.
+ * delivers that reply once after a restart with a working SMTP server (never lost); and if that
+ * attempt was the last of `outbox.maxAttempts`, the restart never attempts it again (never more
+ * than maxAttempts) but marks it failed.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createToken } from '../../src/repos/tokens.js';
-import { seed, startSmtp } from './helpers.js';
+import { seed, startSmtp, type TestSmtp } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'outreach-crash-'));
@@ -22,7 +24,7 @@ const db = join(dir, 'crash.db');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `outreach-api serve` as a child process; resolves with its origin once it listens. */
-async function serve(smtpPort: number): Promise<{ child: ChildProcess; origin: string }> {
+async function serve(smtpPort: number, env: Record<string, string> = {}): Promise<{ child: ChildProcess; origin: string }> {
   const child = spawn(process.execPath, ['bin/outreach-api.js', 'serve', '--port', '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,6 +38,7 @@ async function serve(smtpPort: number): Promise<{ child: ChildProcess; origin: s
       OUTREACH_API_SMTP_TIMEOUT_MS: '60000',
       OUTREACH_API_OUTBOX_POLL_INTERVAL_MS: '50',
       OUTREACH_API_OUTBOX_BACKOFF_MS: '200',
+      ...env,
     },
   });
   let output = '';
@@ -60,10 +63,14 @@ const until = async (what: string, check: () => boolean, ms = 15_000) => {
   }
 };
 
-it('delivers a reply accepted before a kill -9 exactly once after the restart', async () => {
+/**
+ * Accepts `body` as a reply in a server whose SMTP server never answers, waits for the delivery
+ * attempt to hang, and kills the process with SIGKILL; returns the message row left behind.
+ */
+async function acceptThenKill(body: string, key: string, env: Record<string, string> = {}): Promise<Record<string, any>> {
   const store = await openStore(db);
   migrate(store);
-  seed(store);
+  if (!store.sqlite.prepare("SELECT 1 FROM accounts WHERE id = 'acct_a'").get()) seed(store);
   const token = createToken(store, { accountId: 'acct_a', name: 'crash', scopes: ['outreach:send'], expiresAt: null }, new Date().toISOString()).token;
   await store.close();
 
@@ -71,12 +78,12 @@ it('delivers a reply accepted before a kill -9 exactly once after the restart', 
   const sockets: Socket[] = [];
   const mute = createServer((socket) => sockets.push(socket));
   await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
-  const first = await serve((mute.address() as AddressInfo).port);
+  const first = await serve((mute.address() as AddressInfo).port, env);
   try {
     const res = await fetch(`${first.origin}/api/public/v1/projects/prj_a1/sites/site_a1/threads/thr_a1/replies`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ body: 'Delivered exactly once.', idempotencyKey: 'crash-key-0001' }),
+      body: JSON.stringify({ body, idempotencyKey: key }),
     });
     assert.equal(res.status, 202);
     await until('the delivery attempt', () => sockets.length > 0);
@@ -86,30 +93,56 @@ it('delivers a reply accepted before a kill -9 exactly once after the restart', 
     for (const s of sockets) s.destroy();
     await new Promise((resolve) => mute.close(resolve));
   }
+  return messageRow(body);
+}
 
+async function messageRow(body: string): Promise<Record<string, any>> {
   const check = await openStore(db);
-  const queued = check.sqlite.prepare("SELECT * FROM thread_messages WHERE body = 'Delivered exactly once.'").all() as Record<string, any>[];
-  assert.equal(queued.length, 1);
-  assert.equal(queued[0]!.status, 'queued');
-  assert.equal(queued[0]!.attempts, 1);
+  const rows = check.sqlite.prepare('SELECT * FROM thread_messages WHERE body = ?').all(body) as Record<string, any>[];
   await check.close();
+  assert.equal(rows.length, 1);
+  return rows[0]!;
+}
 
+/** Restarts the server with a working SMTP server, lets it poll for a while, and stops it; returns what that server received. */
+async function restartAndWatch(env: Record<string, string>, until_?: (smtp: TestSmtp) => boolean) {
   const smtp = await startSmtp();
-  const second = await serve(smtp.port);
+  const second = await serve(smtp.port, env);
   try {
-    await until('the delivery', () => smtp.received.length > 0);
+    if (until_) await until('the delivery', () => until_(smtp));
     await new Promise((r) => setTimeout(r, 600)); // several more polls and a backoff: nothing more may go out
-    assert.equal(smtp.received.length, 1);
-    assert.match(smtp.received[0]!.raw, /Delivered exactly once\./);
+    return { received: [...smtp.received], attempts: smtp.attempts };
   } finally {
     second.child.kill('SIGTERM');
     await exited(second.child);
     await smtp.close();
   }
-  const final = await openStore(db);
-  const row = final.sqlite.prepare("SELECT status, attempts, sent_at FROM thread_messages WHERE body = 'Delivered exactly once.'").get() as Record<string, any>;
-  await final.close();
+}
+
+it('delivers a reply accepted before a kill -9 once after the restart (never lost)', async () => {
+  const queued = await acceptThenKill('Delivered once.', 'crash-key-0001');
+  assert.equal(queued.status, 'queued');
+  assert.equal(queued.attempts, 1);
+
+  const { received } = await restartAndWatch({}, (smtp) => smtp.received.length > 0);
+  assert.equal(received.length, 1);
+  assert.match(received[0]!.raw, /Delivered once\./);
+  const row = await messageRow('Delivered once.');
   assert.equal(row.status, 'sent');
   assert.equal(row.attempts, 2);
   assert.ok(row.sent_at);
+});
+
+it('never attempts a reply again after a kill -9 during its last attempt (never more than outbox.maxAttempts)', async () => {
+  const env = { OUTREACH_API_OUTBOX_MAX_ATTEMPTS: '1' };
+  const queued = await acceptThenKill('Killed on its only attempt.', 'crash-key-0002', env);
+  assert.equal(queued.status, 'queued');
+  assert.equal(queued.attempts, 1);
+
+  const { attempts } = await restartAndWatch(env);
+  assert.equal(attempts, 0, 'no second attempt reached the relay');
+  const row = await messageRow('Killed on its only attempt.');
+  assert.equal(row.status, 'failed');
+  assert.equal(row.attempts, 1);
+  assert.match(row.last_error, /stopped during attempt 1 of 1/);
 });

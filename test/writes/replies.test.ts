@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { isoAt } from '../../src/clock.js';
+import { Outbox } from '../../src/workers/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { chars, row, startSmtp, startWriteServer, type TestSmtp } from './helpers.js';
 
@@ -36,6 +37,12 @@ describe('reply to a thread', () => {
     smtp.attempts = 0;
     smtp.refuse = () => undefined;
   });
+  /** Queues a reply straight into the outbox, without waking the worker (the test drives it). */
+  const queue = (body: string) =>
+    new Outbox(t.store).enqueue(
+      { threadId: 'thr_a1', sender: { id: 'snd_a1', email: 'me@trailgear.example' }, to: ['ana@valid.test'], cc: [], subject: 'Re: Guest post idea', body },
+      isoAt(t.clock.now()),
+    );
   const message = (id?: string) => (id ? row(t, 'SELECT * FROM thread_messages WHERE id = ?', id) : row(t, "SELECT * FROM thread_messages WHERE thread_id = 'thr_a1' ORDER BY created_at DESC, rowid DESC LIMIT 1"));
 
   it('accepts the reply (202 queued), moves the thread counters at once, and delivers it', async () => {
@@ -139,6 +146,66 @@ describe('reply to a thread', () => {
     assert.equal(m.status, 'failed');
     assert.equal(m.attempts, 1);
     assert.match(m.last_error, /550/);
+  });
+
+  it('never attempts a message more than outbox.maxAttempts times, a stop during the last attempt included', async () => {
+    const id = queue('Interrupted on its last try.');
+    // What a process killed during its 3rd (last) attempt leaves: queued, 3 attempts counted,
+    // the retry that would have followed already due.
+    t.store.sqlite.prepare('UPDATE thread_messages SET attempts = 3, next_attempt_at = ? WHERE id = ?').run(isoAt(t.clock.now() - 1), id);
+    await t.server.workers.outbox.drain();
+    const m = message(id);
+    assert.equal(smtp.attempts, 0, 'no 4th attempt');
+    assert.equal(m.status, 'failed');
+    assert.equal(m.attempts, 3);
+    assert.equal(m.next_attempt_at, null);
+    assert.match(m.last_error, /stopped during attempt 3 of 3/);
+    t.clock.advance(3_600_000);
+    await t.server.workers.outbox.drain();
+    assert.equal(smtp.attempts, 0);
+  });
+
+  it('records the relay\'s acceptance before anything else runs; a failure to record it is not a failed delivery', async () => {
+    const mail = t.server.app.deps.providers.mail;
+    const original = mail.send;
+    const seen: string[] = [];
+    try {
+      // The transport reports acceptance; the first macrotask after that must see the row sent.
+      mail.send = async (outgoing) => {
+        await original.call(mail, outgoing);
+        const id = /^<([^@]+)@/.exec(outgoing.messageId)![1]!;
+        setImmediate(() => seen.push(row(t, 'SELECT status FROM thread_messages WHERE id = ?', id).status));
+      };
+      await reply(t, token, { body: 'Recorded at once.', idempotencyKey: 'reply-key-0007' });
+      await t.server.workers.outbox.drain();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(seen, ['sent']);
+
+      // The relay accepts but the store refuses the update: the attempt stays counted and leased,
+      // retried after its backoff (at least once), never marked failed as if the relay had refused.
+      const id = queue('Accepted, not recorded.');
+      t.store.sqlite.exec(`CREATE TRIGGER refuse_sent BEFORE UPDATE OF status ON thread_messages WHEN NEW.status = 'sent'
+        BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`);
+      try {
+        await assert.rejects(t.server.workers.outbox.runOnce(), /disk I\/O error/);
+      } finally {
+        t.store.sqlite.exec('DROP TRIGGER refuse_sent');
+      }
+      let m = message(id);
+      assert.equal(m.status, 'queued');
+      assert.equal(m.attempts, 1);
+      assert.equal(m.last_error, null);
+      t.clock.advance(BACKOFF);
+      await t.server.workers.outbox.drain();
+      m = message(id);
+      assert.equal(m.status, 'sent');
+      assert.equal(m.attempts, 2);
+      const copies = smtp.received.filter((r) => r.raw.includes('Accepted, not recorded.'));
+      assert.equal(copies.length, 2, 'at least once: the unrecorded delivery is repeated');
+      assert.equal(new Set(copies.map((r) => /^Message-ID: (.*)$/m.exec(r.raw)![1])).size, 1, 'with the same Message-ID');
+    } finally {
+      mail.send = original;
+    }
   });
 
   it('shows the delivery status among the thread messages', async () => {
