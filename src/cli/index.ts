@@ -17,6 +17,7 @@ import { PLANS } from '../schemas/enums.js';
 import { VERSION } from '../version.js';
 import { registerBackupCommand } from './backup.js';
 import { parseDuration } from './duration.js';
+import { HELP_CONFIGURATION, envOf } from './help.js';
 
 /** A failure to report in one line, without a stack. */
 class CliError extends Error {}
@@ -73,18 +74,24 @@ export function buildCli(): Command {
   const program = new Command('outreach-api')
     .description('Self-hosted Scoped Outreach, Prospecting and Backlink REST API v1')
     .version(VERSION, '-v, --version')
-    .option('--db <path>', 'SQLite database file (default ./data/outreach.db; env OUTREACH_API_DB)')
+    .option('--db <path>', `SQLite database file (default ./data/outreach.db; env ${envOf('db')})`)
     .option('--config <path>', 'configuration file (default ./config.json when present)')
+    .configureHelp(HELP_CONFIGURATION)
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
 
   program
     .command('serve')
     .description('migrate the database and serve the API')
-    .option('--host <host>', 'address to listen on (default 127.0.0.1)')
-    .addOption(new Option('--port <port>', 'port to listen on (default 8080; 0 picks a free port)').argParser(parsePort))
+    .option('--host <host>', `address to listen on (default 127.0.0.1; env ${envOf('server.host')})`)
+    .addOption(new Option('--port <port>', `port to listen on (default 8080, 0 picks a free port; env ${envOf('server.port')})`).argParser(parsePort))
     .option('--import <file>', 'import this document before serving')
     .option('--demo', 'on an empty database, load the demo data; print a ready token and a curl example')
+    .addHelpText(
+      'after',
+      `\nEvery configuration key also has an environment variable, e.g. ${envOf('server.shutdownGraceMs')}, ` +
+        `${envOf('log.level')}, ${envOf('metrics.enabled')} (see config.example.json and the README).`,
+    )
     .action(async (options: { host?: string; port?: number; import?: string; demo?: boolean }, command: Command) => {
       const config = configOf(command, { 'server.host': options.host, 'server.port': options.port });
       const logger = createLogger(config.log);
