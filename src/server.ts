@@ -4,7 +4,7 @@
  */
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from './domain/clock.js';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
 import { migrate } from './db/migrate.js';

@@ -10,7 +10,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { openStore, type Store } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrate.js';
 import { ImportError, importDocument, importFile } from '../src/import/index.js';
-import { hashToken } from '../src/tokens.js';
+import { hashToken } from '../src/domain/tokens.js';
 
 const SMALL = new URL('./fixtures/small.json', import.meta.url).pathname;
 const NOW = '2026-11-01T12:00:00.000Z';

@@ -1,7 +1,7 @@
 /** The sliding-window limiter on its own, with a fake clock (decisions.md §9). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock } from '../src/clock.js';
+import { FakeClock } from '../src/domain/clock.js';
 import { SlidingWindowLimiter } from '../src/limiter/sliding-window.js';
 
 describe('SlidingWindowLimiter', () => {

@@ -10,17 +10,17 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openStore, type Store } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrate.js';
-import { SCOPES } from '../src/http/middleware/scope.js';
+import { SCOPES } from '../src/domain/scopes.js';
 import {
   BACKLINK_STATUSES, CONNECTION_PROVIDERS, CONNECTION_STATUSES, CONTACT_STATUSES, DRAFT_STATUSES, JOB_STATUSES, JOB_TYPES, LEAD_STAGES,
   LEAD_TIERS, LEAD_TYPES, PROSPECT_STATUSES, QUERY_STATUSES, SENDER_STATUSES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES, THREAD_STATUSES,
   VERIFICATION_STATUSES,
-} from '../src/schemas/enums.js';
+} from '../src/domain/enums.js';
 import {
   DEMO_ACCOUNT_ID, DEMO_PROJECT_ID, DEMO_SITE_ID, DEMO_TOKEN, OTHER_ACCOUNT_ID, OTHER_PROJECT_ID, OTHER_SITE_ID, OTHER_TOKEN,
   buildDemoDocument, seedDemo,
 } from '../src/seed/demo.js';
-import { hashToken, isWellFormedToken } from '../src/tokens.js';
+import { hashToken, isWellFormedToken } from '../src/domain/tokens.js';
 
 const NOW = '2026-11-01T12:00:00.000Z';
 

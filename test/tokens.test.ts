@@ -1,7 +1,7 @@
 /** Token format, checksum and hashing (contract §5). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { generateToken, hashToken, isWellFormedToken, tokenHints } from '../src/tokens.js';
+import { generateToken, hashToken, isWellFormedToken, tokenHints } from '../src/domain/tokens.js';
 
 describe('tokens', () => {
   it('have the oapi_ prefix, 256 random bits in base62 and a checksum', () => {

@@ -5,15 +5,15 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { existsSync } from 'node:fs';
-import { systemClock, isoAt } from '../clock.js';
+import { systemClock, isoAt } from '../domain/clock.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openStore, type Store } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
-import { SCOPES } from '../http/middleware/scope.js';
+import { SCOPES } from '../domain/scopes.js';
 import { createLogger } from '../logger.js';
 import { TokenError, createAccount, createToken, listAccounts, listTokens, revokeToken } from '../repos/tokens.js';
 import { startServer } from '../server.js';
-import { PLANS } from '../schemas/enums.js';
+import { PLANS } from '../domain/enums.js';
 import { VERSION } from '../version.js';
 import { registerBackupCommand } from './backup.js';
 import { parseDuration } from './duration.js';
@@ -48,7 +48,10 @@ const print = (line = ''): void => {
 const now = () => isoAt(systemClock.now());
 
 function table(rows: Record<string, unknown>[]): void {
-  if (rows.length === 0) return print('(none)');
+  if (rows.length === 0) {
+    print('(none)');
+    return;
+  }
   const keys = Object.keys(rows[0]!);
   const cells = rows.map((r) => keys.map((k) => (r[k] === null || r[k] === undefined ? '-' : String(r[k]))));
   const widths = keys.map((k, i) => Math.max(k.length, ...cells.map((c) => c[i]!.length)));

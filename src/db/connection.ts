@@ -9,20 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, SqliteDialect, type LogEvent, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
-
-/** The synchronous statement API shared by better-sqlite3 and our node:sqlite adapter. */
-export interface SqliteStatement {
-  all(...params: unknown[]): unknown[];
-  get(...params: unknown[]): unknown;
-  run(...params: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
-}
-
-/** The raw synchronous connection: used by migrations, import and the hot read paths. */
-export interface SqliteHandle extends SqliteDatabase {
-  exec(sql: string): unknown;
-  prepare(sql: string): SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
-  close(): void;
-}
+import type { SqliteHandle } from './sqlite-handle.js';
 
 /** A statement run through `Store.db`, as `traceQueries` reports it. */
 export interface TracedQuery {

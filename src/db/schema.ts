@@ -5,7 +5,32 @@
  * contract's camelCase shapes. Date-times are ISO 8601 UTC strings with milliseconds,
  * booleans are 0/1 integers, and JSON columns are TEXT holding JSON.
  */
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Selectable } from 'kysely';
+import type {
+  BacklinkStatus,
+  ConnectionProvider,
+  ConnectionStatus,
+  ContactStatus,
+  DraftStatus,
+  HealthStatus,
+  IdempotencyState,
+  JobStatus,
+  JobType,
+  LeadStage,
+  LeadTier,
+  LeadType,
+  MessageDirection,
+  MessageStatus,
+  Plan,
+  ProspectStatus,
+  QueryStatus,
+  SenderStatus,
+  ThreadClassification,
+  ThreadOutcome,
+  ThreadStatus,
+  VerificationStatus,
+  WarmupStatus,
+} from '../domain/enums.js';
 
 /** 0 or 1: how SQLite stores a boolean. */
 export type SqlBool = 0 | 1;
@@ -14,7 +39,7 @@ export interface AccountsTable {
   id: string;
   email: string;
   name: string;
-  plan: 'free' | 'pro' | 'lifetime';
+  plan: Plan;
   plan_expires_at: string | null;
   created_at: string;
   updated_at: string;
@@ -77,7 +102,7 @@ export interface ProspectsTable {
   project_id: string;
   source_job_id: string | null;
   source: string | null;
-  status: 'proposed' | 'rejected' | 'blocked';
+  status: ProspectStatus;
   url: string;
   normalized_url: string | null;
   canonical_url: string | null;
@@ -121,8 +146,8 @@ export interface ContactsTable {
   source_provider: string | null;
   source_url: string | null;
   source_reference: string | null;
-  status: 'active' | 'bounced' | 'suppressed';
-  verification_status: 'unverified' | 'valid' | 'invalid' | 'risky' | 'unknown';
+  status: ContactStatus;
+  verification_status: VerificationStatus;
   last_verified_at: string | null;
   suppression_reason: string | null;
   created_at: string;
@@ -136,7 +161,7 @@ export interface DraftsTable {
   prospect_id: string;
   contact_id: string;
   message_id: string | null;
-  status: 'draft' | 'awaiting_approval' | 'changes_requested' | 'approved';
+  status: DraftStatus;
   purpose: string | null;
   starred_at: string | null;
   created_at: string;
@@ -164,16 +189,9 @@ export interface ThreadsTable {
   prospect_id: string;
   contact_id: string;
   provider_thread_id: string;
-  status: 'open' | 'awaiting_reply' | 'replied' | 'closed';
-  outcome: 'none' | 'positive' | 'neutral' | 'negative';
-  classification:
-    | 'interested'
-    | 'not_interested'
-    | 'question'
-    | 'out_of_office'
-    | 'auto_reply'
-    | 'bounce'
-    | 'unclassified';
+  status: ThreadStatus;
+  outcome: ThreadOutcome;
+  classification: ThreadClassification;
   inbound_count: number;
   outbound_count: number;
   last_inbound_at: string | null;
@@ -185,8 +203,8 @@ export interface ThreadsTable {
 export interface ThreadMessagesTable {
   id: string;
   thread_id: string;
-  direction: 'inbound' | 'outbound';
-  status: 'queued' | 'sent' | 'failed';
+  direction: MessageDirection;
+  status: MessageStatus;
   from_email: string | null;
   /** JSON array of strings. */
   to_emails: string;
@@ -207,8 +225,8 @@ export interface EmailConnectionsTable {
   id: string;
   site_id: string;
   project_id: string;
-  provider: 'gmail' | 'outlook' | 'smtp';
-  status: 'connected' | 'disconnected' | 'error';
+  provider: ConnectionProvider;
+  status: ConnectionStatus;
   account_email: string;
   provider_region: string | null;
   has_error: SqlBool;
@@ -224,14 +242,14 @@ export interface EmailSendersTable {
   project_id: string;
   connection_id: string;
   source: string | null;
-  status: 'active' | 'paused' | 'disabled';
+  status: SenderStatus;
   verification_status: string | null;
   display_name: string | null;
   email: string;
   reply_to_email: string | null;
   daily_limit: number | null;
-  health_status: 'healthy' | 'degraded' | 'unhealthy' | null;
-  warmup_status: 'not_started' | 'warming' | 'warmed' | 'paused' | null;
+  health_status: HealthStatus | null;
+  warmup_status: WarmupStatus | null;
   health_score: number | null;
   created_at: string;
   updated_at: string;
@@ -241,8 +259,8 @@ export interface DiscoveryJobsTable {
   id: string;
   site_id: string;
   project_id: string;
-  type: 'prospect_discovery' | 'contact_discovery';
-  status: 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
+  type: JobType;
+  status: JobStatus;
   subject_type: string | null;
   subject_id: string | null;
   current_attempt: number;
@@ -259,7 +277,7 @@ export interface DiscoveryQueriesTable {
   id: string;
   job_id: string;
   query: string;
-  status: 'pending' | 'running' | 'completed' | 'failed';
+  status: QueryStatus;
   opportunity_type: string | null;
   raw_result_count: number;
   unique_candidate_count: number;
@@ -282,12 +300,12 @@ export interface LeadsTable {
   author_handle: string | null;
   permalink: string | null;
   score: number;
-  tier: 'hot' | 'warm' | 'explore';
-  lead_type: 'competitor' | 'describes_problem' | 'looking_for_solution' | 'other';
+  tier: LeadTier;
+  lead_type: LeadType;
   sentiment: string | null;
   evidence_quote: string | null;
   reason: string | null;
-  stage: 'to_qualify' | 'to_contact' | 'in_conversation' | 'closed';
+  stage: LeadStage;
   feedback: string | null;
   dismissed: SqlBool;
   redacted: SqlBool;
@@ -305,7 +323,7 @@ export interface BacklinksTable {
   source_url: string;
   target_url: string;
   category: string | null;
-  status: 'pending' | 'live' | 'changed' | 'lost' | 'blocked' | 'error' | 'closed';
+  status: BacklinkStatus;
   observed_anchor: string | null;
   last_checked_at: string | null;
   created_at: string;
@@ -333,7 +351,7 @@ export interface IdempotencyKeysTable {
   operation: string;
   key: string;
   request_hash: string;
-  state: 'in_flight' | 'completed';
+  state: IdempotencyState;
   response_status: number | null;
   response_body: string | null;
   created_at: string;
@@ -374,5 +392,3 @@ export type AccountRow = Selectable<AccountsTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
 export type SiteRow = Selectable<SitesTable>;
-export type NewRow<T extends keyof Database> = Insertable<Database[T]>;
-export type RowUpdate<T extends keyof Database> = Updateable<Database[T]>;

@@ -12,7 +12,8 @@ import { requestId } from 'hono/request-id';
 import { SlidingWindowLimiter } from '../limiter/sliding-window.js';
 import { registerRoutes } from '../routes/index.js';
 import type { AppDeps, AppEnv } from './context.js';
-import { ApiError, errorBody, validationError } from './errors.js';
+import { DomainError, validationError } from '../domain/errors.js';
+import { ApiError, errorBody } from './errors.js';
 import { bearerAuth } from './middleware/auth.js';
 import { observe } from './middleware/observe.js';
 import { registerDocsRoutes } from './docs.js';
@@ -110,10 +111,11 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
 /** Maps anything thrown to the API's error vocabulary; unknown failures become a bare 500. */
 function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) return new ApiError(error.code, error.message, error.details);
   if (error instanceof HTTPException) {
     if (error.status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
     if (error.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large');
-    if (error.status === 400) return validationError([{ path: 'body', message: 'Malformed JSON' }]);
+    if (error.status === 400) return toApiError(validationError([{ path: 'body', message: 'Malformed JSON' }]));
   }
   return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
 }

@@ -3,13 +3,13 @@
  * the per-request variables set by the middleware.
  */
 import type { Context } from 'hono';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { AccountRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode } from '../domain/errors.js';
 import type { SlidingWindowLimiter } from '../limiter/sliding-window.js';
 import type { Providers } from '../providers/index.js';
 

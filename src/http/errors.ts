@@ -1,9 +1,10 @@
 /**
- * The one error vocabulary of the API (contract §7, decisions.md §4): every failure becomes an
+ * The HTTP side of the error vocabulary (contract §7, decisions.md §4): every failure becomes an
  * `ApiError` and every `ApiError` becomes the envelope `{ ok: false, error: { code, message } }`
- * with the status of `STATUS_BY_CODE`.
+ * with the status of `STATUS_BY_CODE`, the one table from a `DomainError` code to a status.
  */
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { DomainError, type ErrorCode, type ValidationIssue } from '../domain/errors.js';
 
 export const STATUS_BY_CODE = {
   /** HTTP parsing refused the request before routing (decisions.md §4). */
@@ -28,38 +29,28 @@ export const STATUS_BY_CODE = {
   SERVICE_UNAVAILABLE: 503,
   /** `/readyz` while the service is not ready (decisions.md §15). */
   NOT_READY: 503,
-} as const satisfies Record<string, ContentfulStatusCode>;
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
-export type ErrorCode = keyof typeof STATUS_BY_CODE;
-export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as ErrorCode[];
-
-/** One problem of a 422 `VALIDATION_ERROR`: `path` is `query.limit`, `body.subject`, `header.idempotency-key`, … */
-export interface ValidationIssue {
-  path: string;
-  message: string;
-}
-
-export class ApiError extends Error {
+/**
+ * A `DomainError` raised at the HTTP edge (auth, limiter, body, routing), or mapped from one
+ * thrown deeper: carries its status and any extra response headers.
+ */
+export class ApiError extends DomainError {
   readonly status: ContentfulStatusCode;
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     message: string,
-    readonly details?: ValidationIssue[],
+    details?: ValidationIssue[],
     /** Extra response headers (`Allow`, `Retry-After`). */
     readonly headers?: Record<string, string>,
   ) {
-    super(message);
+    super(code, message, details);
     this.status = STATUS_BY_CODE[code];
   }
 }
 
-export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} not found`);
-
-export const validationError = (details: ValidationIssue[]) =>
-  new ApiError('VALIDATION_ERROR', details.map((d) => `${d.path}: ${d.message}`).join('; ') || 'invalid request', details);
-
 /** The JSON body of an error response. */
-export function errorBody(error: ApiError) {
+export function errorBody(error: DomainError) {
   return {
     ok: false as const,
     error: error.details ? { code: error.code, message: error.message, details: error.details } : { code: error.code, message: error.message },

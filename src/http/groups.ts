@@ -5,7 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { Id } from '../schemas/common.js';
-import type { Scope } from './middleware/scope.js';
+import type { Scope } from '../domain/scopes.js';
 
 export interface Group {
   /** First path segment. */
@@ -33,8 +33,7 @@ export const operationId = (group: Group, base: string) => (group.name === 'proj
  * The path-parameter schema of a grouped route: the group id plus `extra` ids.
  * Typed loosely on the group key so one handler serves both forms; read it with `groupIdOf`.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export function groupParams<E extends Record<string, z.ZodType> = {}>(group: Group, extra?: E) {
+export function groupParams<E extends Record<string, z.ZodType> = Record<never, never>>(group: Group, extra?: E) {
   return z.object({
     [group.param]: Id.openapi({ param: { name: group.param, in: 'path' }, example: 'prj_acme' }),
     ...extra,

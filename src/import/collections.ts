@@ -12,7 +12,7 @@
 import type { z } from '@hono/zod-openapi';
 import type { Store } from '../db/connection.js';
 import { TokenError, createToken } from '../repos/tokens.js';
-import { hashToken } from '../tokens.js';
+import { hashToken } from '../domain/tokens.js';
 import {
   AccountImport, BacklinkImport, BlockedDomainImport, ContactImport, DiscoveryJobImport, DraftImport, EmailConnectionImport,
   EmailSenderImport, FieldError, KeywordImport, LeadImport, Parents, ProjectImport, ProspectImport, SiteImport, ThreadImport, TokenImport,

@@ -13,8 +13,7 @@ import { type CountedTable, pauseRowCounts } from '../repos/row-counts.js';
 import { COLLECTIONS, COLLECTION_NAMES, ImportContext } from './collections.js';
 import { FieldError } from './rules.js';
 
-export type { ImportDocument, ImportRecord } from './collections.js';
-export { COLLECTION_NAMES } from './collections.js';
+export type { ImportDocument } from './collections.js';
 
 export interface ImportSummary {
   /**

@@ -13,17 +13,18 @@
  * API response can be fed back in.
  */
 import { z } from '@hono/zod-openapi';
-import type { SqliteStatement, Store } from '../db/connection.js';
-import { SCOPES } from '../http/middleware/scope.js';
+import type { Store } from '../db/connection.js';
+import type { SqliteStatement } from '../db/sqlite-handle.js';
+import { SCOPES } from '../domain/scopes.js';
 import { DateTime, Email, Id, Uri } from '../schemas/common.js';
-import { MESSAGE_STATUSES } from '../schemas/enums.js';
+import { MESSAGE_STATUSES } from '../domain/enums.js';
 import { Me } from '../schemas/me.js';
 import { Project, Site } from '../schemas/projects.js';
 import {
   Backlink, BacklinkCheck, BlockedDomain, Contact, DiscoveryJob, DiscoveryQuery, Draft, EmailConnection, EmailSender,
   Keyword, Lead, Prospect, Thread, ThreadMessage,
 } from '../schemas/resources.js';
-import { isWellFormedToken } from '../tokens.js';
+import { isWellFormedToken } from '../domain/tokens.js';
 
 // ---- field rules -------------------------------------------------------------------------------
 

@@ -8,7 +8,8 @@
  * by hand.
  */
 import type { Insertable } from 'kysely';
-import type { SqliteStatement, Store } from '../db/connection.js';
+import type { Store } from '../db/connection.js';
+import type { SqliteStatement } from '../db/sqlite-handle.js';
 import type { Database, SqlBool } from '../db/schema.js';
 
 /** Child tables whose rows are replaced with their parent's: table → parent column. */

@@ -5,7 +5,7 @@
  * has a request inside the window; `sweep()` drops the others, so it is bounded by the number
  * of tokens in use. A check is O(1).
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../domain/clock.js';
 
 export interface RateDecision {
   allowed: boolean;

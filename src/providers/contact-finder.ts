@@ -77,7 +77,10 @@ export function extractFromHtml(html: string, pageUrl: string): ContactCandidate
 }
 
 function walkJsonLd(node: unknown, pageUrl: string, out: ContactCandidate[]): void {
-  if (Array.isArray(node)) return node.forEach((n) => walkJsonLd(n, pageUrl, out));
+  if (Array.isArray(node)) {
+    for (const n of node) walkJsonLd(n, pageUrl, out);
+    return;
+  }
   if (typeof node !== 'object' || node === null) return;
   const record = node as Record<string, unknown>;
   const types = ([] as unknown[]).concat(record['@type'] ?? []);

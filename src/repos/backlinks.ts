@@ -4,8 +4,8 @@
  */
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { BacklinkChecksTable, BacklinksTable, Database } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
-import { BACKLINK_STATUSES } from '../schemas/enums.js';
+import { notFound } from '../domain/errors.js';
+import { BACKLINK_STATUSES } from '../domain/enums.js';
 import { type OrderKey, pageStart } from './page-anchors.js';
 import { countedTotal, keysOf } from './row-counts.js';
 

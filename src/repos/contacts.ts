@@ -5,7 +5,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { ContactsTable, Database } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../domain/errors.js';
 import { countedTotal } from './row-counts.js';
 
 export type ContactRow = Selectable<ContactsTable>;
@@ -82,12 +82,4 @@ export async function requireContactRow(db: Kysely<Database>, parent: ContactPar
   const row = await query.executeTakeFirst();
   if (!row) throw notFound('Contact');
   return row;
-}
-
-/**
- * The contact `contactId` under `parent`, as the API shows it.
- * @throws ApiError NOT_FOUND as `requireContactRow`.
- */
-export async function requireContact(db: Kysely<Database>, parent: ContactParent, contactId: string): Promise<ContactRecord> {
-  return toContact(await requireContactRow(db, parent, contactId));
 }

@@ -5,7 +5,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, DiscoveryJobsTable, DiscoveryQueriesTable } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../domain/errors.js';
 import { countedByKey, countedTotal } from './row-counts.js';
 
 export type DiscoveryJobRow = Selectable<DiscoveryJobsTable>;

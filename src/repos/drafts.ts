@@ -5,8 +5,8 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, DraftMessagesTable, DraftsTable } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
-import { DRAFT_STATUSES } from '../schemas/enums.js';
+import { notFound } from '../domain/errors.js';
+import { DRAFT_STATUSES } from '../domain/enums.js';
 import { countedTotal, keysOf } from './row-counts.js';
 
 export type DraftRow = Selectable<DraftsTable>;
@@ -195,6 +195,3 @@ export async function requireDraft(db: Kysely<Database>, siteId: string, draftId
   if (!row) throw notFound('Draft');
   return toDraft(row);
 }
-
-/** Alias of `requireDraft`, for callers that load a draft to change it. */
-export const loadDraft = requireDraft;

@@ -4,14 +4,13 @@
  */
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database, LeadsTable } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
-import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LEAD_VIEWS } from '../schemas/enums.js';
+import { notFound } from '../domain/errors.js';
+import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LeadView } from '../domain/enums.js';
 import { TRIGRAM_MIN_CHARS, charCount, ftsPhrase } from './prospects.js';
 import { cachedCount } from './data-cache.js';
 import { countedTotal } from './row-counts.js';
 
 export type LeadRow = Selectable<LeadsTable>;
-export type LeadView = (typeof LEAD_VIEWS)[number];
 
 export interface LeadRecord {
   id: string;

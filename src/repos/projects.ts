@@ -1,7 +1,7 @@
 /** Projects (workspaces): queries scoped to an account, and the row → API mapper. */
 import type { Kysely } from 'kysely';
 import type { Database, ProjectRow } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../domain/errors.js';
 
 export interface ProjectRecord {
   id: string;

@@ -4,8 +4,8 @@
  */
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database, ProspectsTable } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
-import { PROSPECT_STATUSES } from '../schemas/enums.js';
+import { notFound } from '../domain/errors.js';
+import { PROSPECT_STATUSES } from '../domain/enums.js';
 import { cachedCount } from './data-cache.js';
 import { countedTotal, keysOf } from './row-counts.js';
 

@@ -11,7 +11,7 @@
  * end of its transaction (`pauseRowCounts`): see there.
  */
 import { sql, type Kysely } from 'kysely';
-import type { SqliteHandle } from '../db/connection.js';
+import type { SqliteHandle } from '../db/sqlite-handle.js';
 import { loadMigrations } from '../db/migrate.js';
 import type { Database } from '../db/schema.js';
 

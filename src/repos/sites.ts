@@ -1,7 +1,7 @@
 /** Sites of a project: queries and the row → API mapper (contract §2 "Site"). */
 import type { Kysely } from 'kysely';
 import type { Database, SiteRow } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../domain/errors.js';
 
 export interface SiteRecord {
   id: string;

@@ -6,8 +6,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Store } from '../db/connection.js';
 import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.js';
-import { notFound } from '../http/errors.js';
-import { THREAD_STATUSES } from '../schemas/enums.js';
+import { notFound } from '../domain/errors.js';
+import { THREAD_STATUSES } from '../domain/enums.js';
 import { countedByKey, countedTotal, keysOf } from './row-counts.js';
 import type { ContactSummaryRecord, ProspectSummaryRecord } from './drafts.js';
 

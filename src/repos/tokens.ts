@@ -2,19 +2,17 @@
  * API tokens and accounts as the operator manages them (CLI `accounts`, `tokens`; contract §5;
  * decisions.md §8). The raw token is returned once by `createToken` and never stored.
  */
-import { randomBytes } from 'node:crypto';
 import type { Store } from '../db/connection.js';
+import { newId } from '../domain/ids.js';
 import type { AccountRow, ApiTokenRow } from '../db/schema.js';
-import { SCOPES, type Scope } from '../http/middleware/scope.js';
-import { generateToken, hashToken, tokenHints } from '../tokens.js';
+import { SCOPES, type Scope } from '../domain/scopes.js';
+import { generateToken, hashToken, tokenHints } from '../domain/tokens.js';
 
 /** Contract §5.5: at most 10 active tokens per account. */
 export const MAX_ACTIVE_TOKENS = 10;
 
 /** A refusal the operator can act on (bad scope, unknown account, token limit). */
 export class TokenError extends Error {}
-
-export const newId = (prefix: string) => `${prefix}_${randomBytes(10).toString('base64url')}`;
 
 /**
  * The SQL condition on an `api_tokens` row of an active token: neither revoked nor expired at

@@ -9,7 +9,7 @@ import { withScope } from '../http/middleware/scope.js';
 import { listBacklinkChecks, listBacklinks, requireBacklink } from '../repos/backlinks.js';
 import { requireSite } from '../repos/sites.js';
 import { Id, PageQuery, Pagination, queryInteger, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
-import { BACKLINK_STATUSES } from '../schemas/enums.js';
+import { BACKLINK_STATUSES } from '../domain/enums.js';
 import { Backlink, BacklinkCheck } from '../schemas/resources.js';
 import { requireCallerProject } from './lookups.js';
 

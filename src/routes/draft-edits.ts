@@ -4,7 +4,7 @@
  * no key; regenerate is idempotent by the `Idempotency-Key` header.
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { isoAt } from '../clock.js';
+import { isoAt } from '../domain/clock.js';
 import type { DraftMessagesTable } from '../db/schema.js';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
@@ -14,7 +14,7 @@ import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireContactRow } from '../repos/contacts.js';
 import { type DraftRecord, requireDraft, toDraftMessage } from '../repos/drafts.js';
 import { requireProspect } from '../repos/prospects.js';
-import { newId } from '../repos/tokens.js';
+import { newId } from '../domain/ids.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Draft } from '../schemas/resources.js';
 import { DraftEditBody, DraftIdParam, RegenerateBody, RegenerateHeaders, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';

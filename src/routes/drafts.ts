@@ -9,7 +9,7 @@ import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http
 import { withScope } from '../http/middleware/scope.js';
 import { listDrafts, requireDraft } from '../repos/drafts.js';
 import { PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
-import { DRAFT_STATUSES } from '../schemas/enums.js';
+import { DRAFT_STATUSES } from '../domain/enums.js';
 import { Draft } from '../schemas/resources.js';
 import { DraftIdParam, SiteIdParam } from '../schemas/writes.js';
 import { requireCallerSite } from './lookups.js';

@@ -9,7 +9,7 @@ import { withScope } from '../http/middleware/scope.js';
 import { listLeads, requireLead } from '../repos/leads.js';
 import { requireSite } from '../repos/sites.js';
 import { Id, PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
-import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS } from '../schemas/enums.js';
+import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS } from '../domain/enums.js';
 import { Lead } from '../schemas/resources.js';
 import { requireCallerProject } from './lookups.js';
 

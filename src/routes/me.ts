@@ -1,10 +1,10 @@
 /** `GET /me`: the calling account, its token and its limits (contract §2 "Account"). */
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { ACTIVE_TOKEN_SQL, MAX_ACTIVE_TOKENS } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Me } from '../schemas/me.js';
-import { isoAt } from '../clock.js';
+import { isoAt } from '../domain/clock.js';
 
 const getMe = createRoute({
   method: 'get',

@@ -10,7 +10,7 @@ import { listProspectContacts } from '../repos/contacts.js';
 import { listProspects, requireProspect } from '../repos/prospects.js';
 import { requireSite } from '../repos/sites.js';
 import { Id, PageQuery, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
-import { PROSPECT_STATUSES } from '../schemas/enums.js';
+import { PROSPECT_STATUSES } from '../domain/enums.js';
 import { Contact, Prospect } from '../schemas/resources.js';
 import { requireCallerProject } from './lookups.js';
 

@@ -6,7 +6,7 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { validationError } from '../http/errors.js';
+import { validationError } from '../domain/errors.js';
 import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';

@@ -1,5 +1,6 @@
 /** The account record of `GET /me` (contract §2 "Account"; field names are ours). */
 import { z } from '@hono/zod-openapi';
+import { PLANS } from '../domain/enums.js';
 import { DateTime, Email, Id, NullableDateTime } from './common.js';
 
 export const Me = z
@@ -8,7 +9,7 @@ export const Me = z
       id: Id,
       email: Email,
       name: z.string(),
-      plan: z.enum(['free', 'pro', 'lifetime']),
+      plan: z.enum(PLANS),
       planExpiresAt: NullableDateTime.openapi({ description: 'End of a `pro` plan; null otherwise' }),
       createdAt: DateTime,
     }),

@@ -13,7 +13,7 @@ import {
   JOB_STATUSES, JOB_TYPES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES, PROSPECT_STATUSES,
   QUERY_STATUSES, SENDER_STATUSES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES, THREAD_STATUSES, VERIFICATION_STATUSES,
   WARMUP_STATUSES,
-} from './enums.js';
+} from '../domain/enums.js';
 
 const text = z.string();
 const nText = z.string().nullable();
@@ -71,7 +71,6 @@ const DraftMessageFields = z.object({
   createdAt: DateTime,
   updatedAt: DateTime,
 });
-export const DraftMessage = DraftMessageFields.openapi('DraftMessage');
 
 export const Draft = z
   .object({

@@ -11,7 +11,7 @@
  * `DEMO_TOKEN` (acct_demo) and `OTHER_TOKEN` (acct_other), each with every scope, no expiry.
  */
 import type { Store } from '../db/connection.js';
-import { SCOPES } from '../http/middleware/scope.js';
+import { SCOPES } from '../domain/scopes.js';
 import { importDocument, type ImportDocument, type ImportSummary } from '../import/index.js';
 import { buildAccount, type DemoDocument, type WeightedSite } from './account.js';
 import { Rng } from './rng.js';

@@ -3,7 +3,7 @@
  * domain nouns and page slugs, names, roles, platforms, and the base date every time is counted
  * from. Changing any of it changes the demo data, which is part of the public fixture contract.
  */
-import type { BACKLINK_STATUSES } from '../schemas/enums.js';
+import type { BACKLINK_STATUSES } from '../domain/enums.js';
 
 /** Every date of the dataset lies before this instant (records span the preceding ~6 months). */
 export const DEMO_BASE_DATE = '2026-10-01T00:00:00.000Z';

@@ -8,7 +8,7 @@
  * after `outbox.backoffMs` doubling). A job left `running` by a stopped process is queued again
  * at start-up (`recoverInterruptedJobs`); it may then be looked at twice, which only reads pages.
  */
-import { isoAt, type Clock } from '../clock.js';
+import { isoAt, type Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { ContactsTable } from '../db/schema.js';
@@ -17,7 +17,7 @@ import { ProviderError, type ContactCandidate, type ContactFinder, type Prospect
 import { toContact, type ContactRecord } from '../repos/contacts.js';
 import { toDiscoveryJob, type DiscoveryJobRecord, type DiscoveryJobRow } from '../repos/discovery-jobs.js';
 import { toProspect, type ProspectRow } from '../repos/prospects.js';
-import { newId } from '../repos/tokens.js';
+import { newId } from '../domain/ids.js';
 import { createWorker, type Worker } from './worker.js';
 
 /** Attempts of a contact-discovery job before it fails. */
@@ -53,7 +53,7 @@ export class ContactDiscoveryStore {
   private readonly insertJob;
   private readonly insertWork;
 
-  constructor(private readonly store: Store) {
+  constructor(store: Store) {
     const { sqlite } = store;
     this.findByEmail = sqlite.prepare('SELECT * FROM contacts WHERE prospect_id = ? AND email = ? COLLATE NOCASE ORDER BY created_at, id LIMIT 1');
     this.insertContact = sqlite.prepare(`INSERT INTO contacts (id, prospect_id, site_id, project_id, email, full_name, role, role_category, company,

@@ -3,13 +3,13 @@
  * purge of expired idempotency keys. `startServer` builds, starts and stops them; tests drive
  * them with `runOnce()` / `drain()` and a fake clock.
  */
-import { isoAt, type Clock } from '../clock.js';
+import { isoAt, type Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
-import { IdempotencyKeys } from '../http/middleware/idempotency.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Providers } from '../providers/index.js';
+import { purgeExpiredKeys, releaseAbandonedKeys } from '../repos/idempotency-keys.js';
 import { createDiscoveryWorker, recoverInterruptedJobs } from './contact-discovery.js';
 import { createOutboxWorker } from './outbox.js';
 import { createWorker, type Worker } from './worker.js';
@@ -40,10 +40,9 @@ export interface WorkerDeps {
 }
 
 export function createWorkers({ store, clock, config, providers, logger, metrics }: WorkerDeps): Workers {
-  const keys = new IdempotencyKeys(store, clock);
   const outbox = createOutboxWorker({ store, clock, config, mail: providers.mail, logger, metrics });
   const discovery = createDiscoveryWorker({ store, clock, config, finder: providers.contactFinder, logger });
-  const purge = createWorker('idempotency-purge', PURGE_INTERVAL_MS, async () => keys.purgeExpired(), logger);
+  const purge = createWorker('idempotency-purge', PURGE_INTERVAL_MS, async () => purgeExpiredKeys(store, isoAt(clock.now())), logger);
   const all = [outbox, discovery, purge];
   let running = false;
   return {
@@ -52,7 +51,7 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
     purge,
     start() {
       // No request is served yet: whatever is in flight belongs to a process that is gone.
-      const released = keys.releaseAbandoned();
+      const released = releaseAbandonedKeys(store);
       const requeued = recoverInterruptedJobs(store, isoAt(clock.now()));
       if (released || requeued) logger.log('info', 'recovered interrupted work', { releasedIdempotencyKeys: released, requeuedJobs: requeued });
       for (const worker of all) worker.start();

@@ -22,14 +22,14 @@
  * and a failure to record it is not mistaken for a failed delivery. Imported messages (no
  * `next_attempt_at`) are never picked up.
  */
-import { isoAt, type Clock } from '../clock.js';
+import { isoAt, type Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { ThreadMessagesTable } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ProviderError, type MailTransport } from '../providers/index.js';
-import { newId } from '../repos/tokens.js';
+import { newId } from '../domain/ids.js';
 import { createWorker, type Worker } from './worker.js';
 
 const BATCH = 20;

@@ -5,7 +5,7 @@
  */
 import { Buffer } from 'node:buffer';
 import type Database from 'better-sqlite3';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/domain/clock.js';
 import type { Config } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { createApp } from '../../src/http/app.js';

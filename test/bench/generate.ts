@@ -22,11 +22,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { join, resolve } from 'node:path';
 import { openStore } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
-import { SCOPES } from '../../src/http/middleware/scope.js';
+import { SCOPES } from '../../src/domain/scopes.js';
 import { importDocument, type ImportDocument } from '../../src/import/index.js';
 import {
   BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TYPES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES, THREAD_STATUSES,
-} from '../../src/schemas/enums.js';
+} from '../../src/domain/enums.js';
 import { Rng } from '../../src/seed/rng.js';
 
 /** Bump when the generated data changes, so cached databases are rebuilt. */

@@ -13,7 +13,7 @@
  * Memory: heap held with 1,000 / 10,000 / 100,000 tokens each with a full window, and after
  * the window has passed (the next check sweeps idle tokens away).
  */
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/domain/clock.js';
 import { SlidingWindowLimiter } from '../../src/limiter/sliding-window.js';
 
 const LIMIT = 100;

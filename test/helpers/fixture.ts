@@ -1,7 +1,6 @@
 /** The small fixture (test/fixtures/small.json) read as the import document it is, for expected values. */
 import { readFileSync } from 'node:fs';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const SMALL: { [collection: string]: any[] } & { backlinks: any[]; leads: any[]; prospects: any[] } = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'));
 
 /**

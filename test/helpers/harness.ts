@@ -13,14 +13,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock, isoAt } from '../../src/clock.js';
+import { FakeClock, isoAt } from '../../src/domain/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
 import { createToken } from '../../src/repos/tokens.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { SCOPES } from '../../src/http/middleware/scope.js';
+import { SCOPES } from '../../src/domain/scopes.js';
 import { OpenApiValidator } from './openapi-validator.js';
 
 export const API = '/api/public/v1';

@@ -7,10 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isoAt } from '../../src/clock.js';
+import { isoAt } from '../../src/domain/clock.js';
 import { createLogger } from '../../src/logger.js';
 import { revokeToken } from '../../src/repos/tokens.js';
-import { generateToken } from '../../src/tokens.js';
+import { generateToken } from '../../src/domain/tokens.js';
 import { API, type TestServer } from '../helpers/harness.js';
 import { startWriteServer } from '../writes/helpers.js';
 

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FakeClock, isoAt } from '../../src/clock.js';
+import { FakeClock, isoAt } from '../../src/domain/clock.js';
 import { revokeToken } from '../../src/repos/tokens.js';
-import { generateToken } from '../../src/tokens.js';
+import { generateToken } from '../../src/domain/tokens.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const ACCOUNT = { accounts: [{ id: 'acct_p', email: 'p@example.test', name: 'P', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }] };

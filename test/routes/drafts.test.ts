@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DRAFT_STATUSES } from '../../src/schemas/enums.js';
+import { DRAFT_STATUSES } from '../../src/domain/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;

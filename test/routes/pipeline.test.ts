@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../../src/schemas/enums.js';
+import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../../src/domain/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const T = (day: number) => `2026-03-${String(day).padStart(2, '0')}T10:00:00.000Z`;

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PROSPECT_STATUSES } from '../../src/schemas/enums.js';
+import { PROSPECT_STATUSES } from '../../src/domain/enums.js';
 import { SMALL, fromFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 

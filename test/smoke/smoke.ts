@@ -50,9 +50,10 @@ function record(name: string, ok: boolean, note = ''): void {
 }
 
 /** Runs `fn` as check `name`; a thrown error is its failure message. */
-async function check(name: string, fn: () => Promise<string | void>): Promise<void> {
+async function check(name: string, fn: () => Promise<unknown>): Promise<void> {
   try {
-    record(name, true, (await fn()) ?? '');
+    const note = await fn();
+    record(name, true, typeof note === 'string' ? note : '');
   } catch (error) {
     record(name, false, (error as Error).message);
   }

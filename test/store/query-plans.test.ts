@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TracedQuery } from '../../src/db/connection.js';
-import { BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS, PROSPECT_STATUSES } from '../../src/schemas/enums.js';
+import { BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS, PROSPECT_STATUSES } from '../../src/domain/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 /** The indexes that serve a read endpoint (the others serve foreign keys, workers and writes). */
@@ -34,7 +34,7 @@ const LIST_INDEXES = [
 ];
 
 /** Every subset of `items` (the empty one first). */
-const subsets = <T>(items: readonly T[]): T[][] => items.reduce<T[][]>((acc, item) => [...acc, ...acc.map((s) => [...s, item])], [[]]);
+const subsets = <T>(items: readonly T[]): T[][] => items.reduce<T[][]>((acc, item) => acc.concat(acc.map((s) => [...s, item])), [[]]);
 
 const query = (params: Record<string, string>) => {
   const qs = new URLSearchParams(params).toString();

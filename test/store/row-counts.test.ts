@@ -30,7 +30,7 @@ import { COUNTED_TABLES, backfillStatements } from '../../src/repos/row-counts.j
 import { listThreadMessages, listThreads } from '../../src/repos/threads.js';
 import {
   BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS, PROSPECT_STATUSES, THREAD_STATUSES,
-} from '../../src/schemas/enums.js';
+} from '../../src/domain/enums.js';
 import { SMALL } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 

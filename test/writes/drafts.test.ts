@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isoAt } from '../../src/clock.js';
+import { isoAt } from '../../src/domain/clock.js';
 import type { TestServer } from '../helpers/harness.js';
 import { chars, gate, row, sendJson, startHttp, startWriteServer, type TestHttp } from './helpers.js';
 

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isoAt } from '../../src/clock.js';
+import { isoAt } from '../../src/domain/clock.js';
 import type { TestResponse, TestServer } from '../helpers/harness.js';
 import { row, startWriteServer } from './helpers.js';
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { isoAt } from '../../src/clock.js';
+import { isoAt } from '../../src/domain/clock.js';
 import { Outbox } from '../../src/workers/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { chars, row, startSmtp, startWriteServer, type TestSmtp } from './helpers.js';

@@ -5,9 +5,9 @@
  * Sets `caller`. `last_used_at` is written at most once a minute per token.
  */
 import type { MiddlewareHandler } from 'hono';
-import { isoAt } from '../../clock.js';
+import { isoAt } from '../../domain/clock.js';
 import type { AccountRow } from '../../db/schema.js';
-import { hashToken, isWellFormedToken } from '../../tokens.js';
+import { hashToken, isWellFormedToken } from '../../domain/tokens.js';
 import type { AppDeps, AppEnv } from '../context.js';
 import { ApiError } from '../errors.js';
 

@@ -27,11 +27,12 @@
  *   writes (outbox rows, discovery jobs) and done by a worker after the commit, so a crash can
  *   neither lose an accepted request nor repeat it inside the service.
  * - The operation fails (any error, 500 included): the key is released; nothing was stored.
- * - Keys live 24 h: an expired key counts as unused, and `purgeExpiredKeys` deletes them.
+ * - Keys live 24 h: an expired key counts as unused, and `purgeExpiredKeys`
+ *   (`src/repos/idempotency-keys.ts`) deletes them.
  */
 import { createHash } from 'node:crypto';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isoAt, type Clock } from '../../clock.js';
+import { isoAt, type Clock } from '../../domain/clock.js';
 import type { Store } from '../../db/connection.js';
 import type { IdempotencyKeysTable } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';
@@ -105,8 +106,6 @@ export class IdempotencyKeys {
   private readonly insert;
   private readonly remove;
   private readonly finish;
-  private readonly purge;
-  private readonly releaseAll;
 
   constructor(
     private readonly store: Store,
@@ -120,8 +119,6 @@ export class IdempotencyKeys {
     );
     this.remove = sqlite.prepare(`DELETE FROM idempotency_keys ${where}`);
     this.finish = sqlite.prepare(`UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ? ${where}`);
-    this.purge = sqlite.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?');
-    this.releaseAll = sqlite.prepare("DELETE FROM idempotency_keys WHERE state = 'in_flight'");
   }
 
   /**
@@ -160,19 +157,6 @@ export class IdempotencyKeys {
       this.remove.run(...scope);
       throw error;
     }
-  }
-
-  /** Deletes keys older than 24 h; returns how many. */
-  purgeExpired(): number {
-    return Number(this.purge.run(isoAt(this.clock.now())).changes);
-  }
-
-  /**
-   * Releases keys left `in_flight` by a process that stopped mid-request (their operation never
-   * committed, so a retry must run it). Called at start-up, before requests are served.
-   */
-  releaseAbandoned(): number {
-    return Number(this.releaseAll.run().changes);
   }
 
   /**

@@ -6,9 +6,10 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import type { Scope } from '../../domain/scopes.js';
 import type { AppEnv } from '../context.js';
 import { ApiError } from '../errors.js';
-import { requireScope, type Scope } from './scope.js';
+import { requireScope } from './scope.js';
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 

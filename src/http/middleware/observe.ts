@@ -16,7 +16,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../logger.js';
 import { methodLabel, type Metrics } from '../../metrics.js';
-import { TOKEN_PREFIX } from '../../tokens.js';
+import { TOKEN_PREFIX } from '../../domain/tokens.js';
 import type { AppEnv, AppContext } from '../context.js';
 import { REPLAYED_HEADER } from './idempotency.js';
 

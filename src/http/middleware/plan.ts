@@ -4,7 +4,7 @@
  * missing record is 404 whatever the plan) and before the idempotency key, so a refused write
  * stores nothing. Reads are never gated.
  */
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../domain/clock.js';
 import type { AccountRow } from '../../db/schema.js';
 import { ApiError } from '../errors.js';
 

@@ -4,23 +4,8 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
+import type { Scope } from '../../domain/scopes.js';
 import { ApiError } from '../errors.js';
-
-/** Every scope a token can hold (decisions.md §2). */
-export const SCOPES = [
-  'projects:read',
-  'workspaces:read',
-  'sites:read',
-  'backlinks:read',
-  'leads:read',
-  'prospects:read',
-  'contacts:read',
-  'outreach:read',
-  'outreach:write',
-  'outreach:send',
-  'contacts:write',
-] as const;
-export type Scope = (typeof SCOPES)[number];
 
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

@@ -1,6 +1,7 @@
 /**
- * Enumerated values: contract §3 and decisions.md §11. Filters, import validation, the store's
- * CHECK constraints and the OpenAPI document all use these lists.
+ * Enumerated values: contract §3 and decisions.md §11, each list written once. Filters, import
+ * validation, the table types of `db/schema.ts` and the OpenAPI document all use these lists; a
+ * test (`test/store/enums.test.ts`) holds the store's SQL `CHECK` lists against them.
  */
 export const BACKLINK_STATUSES = ['pending', 'live', 'changed', 'lost', 'blocked', 'error', 'closed'] as const;
 export const DRAFT_STATUSES = ['draft', 'awaiting_approval', 'changes_requested', 'approved'] as const;
@@ -25,3 +26,30 @@ export const SENDER_STATUSES = ['active', 'paused', 'disabled'] as const;
 export const WARMUP_STATUSES = ['not_started', 'warming', 'warmed', 'paused'] as const;
 export const HEALTH_STATUSES = ['healthy', 'degraded', 'unhealthy'] as const;
 export const PLANS = ['free', 'pro', 'lifetime'] as const;
+/** State of a stored idempotency key (decisions.md §3). */
+export const IDEMPOTENCY_STATES = ['in_flight', 'completed'] as const;
+
+export type BacklinkStatus = (typeof BACKLINK_STATUSES)[number];
+export type DraftStatus = (typeof DRAFT_STATUSES)[number];
+export type ProspectStatus = (typeof PROSPECT_STATUSES)[number];
+export type LeadStage = (typeof LEAD_STAGES)[number];
+export type LeadTier = (typeof LEAD_TIERS)[number];
+export type LeadType = (typeof LEAD_TYPES)[number];
+export type LeadView = (typeof LEAD_VIEWS)[number];
+export type ThreadStatus = (typeof THREAD_STATUSES)[number];
+export type ThreadOutcome = (typeof THREAD_OUTCOMES)[number];
+export type ThreadClassification = (typeof THREAD_CLASSIFICATIONS)[number];
+export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export type JobType = (typeof JOB_TYPES)[number];
+export type QueryStatus = (typeof QUERY_STATUSES)[number];
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
+export type ConnectionProvider = (typeof CONNECTION_PROVIDERS)[number];
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+export type SenderStatus = (typeof SENDER_STATUSES)[number];
+export type WarmupStatus = (typeof WARMUP_STATUSES)[number];
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
+export type Plan = (typeof PLANS)[number];
+export type IdempotencyState = (typeof IDEMPOTENCY_STATES)[number];
