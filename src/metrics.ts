@@ -9,9 +9,6 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** Outcome of one outbox delivery attempt: delivered, failed and retried later, failed for good. */
-export type DeliveryResult = 'sent' | 'retry' | 'failed';
-
 export interface Metrics {
   registry: Registry;
   /** `http_requests_total{method, route, status}`. */
