@@ -35,7 +35,6 @@ export const OTHER_SITE_ID = 'site_other_blog';
 
 /** The default PRNG seed. */
 export const DEMO_SEED = 20261001;
-export { DEMO_BASE_DATE } from './vocabulary.js';
 
 /**
  * The demo import document for `seed` (default `DEMO_SEED`). Pure: the same seed always gives

@@ -22,7 +22,7 @@ describe('CLI help', () => {
       const name = command.name();
       assert.match(help, /Global Options:[\s\S]*--db <path>[\s\S]*--config <path>/, `${name}: global options`);
       for (const option of command.options) {
-        const line = help.slice(help.indexOf(option.flags)).split(/\n  -/)[0]!;
+        const line = help.slice(help.indexOf(option.flags)).split(/\n {2}-/)[0]!;
         assert.equal(/\(required\)/.test(line), Boolean(option.mandatory), `${name} ${option.flags}: (required) ${option.mandatory ? 'missing' : 'wrongly shown'}`);
       }
     }
