@@ -1,25 +1,40 @@
 /**
  * Configuration: defaults, then `config.json` (or `--config PATH`), then `OUTREACH_API_*`
- * environment variables, then command-line flags. Parsed once with zod; a bad value fails fast
- * with a message naming the key.
+ * environment variables, then command-line flags. Parsed once with zod, strictly
+ * (decisions.md §15 "Configuration is strict"): an unknown key in the file, a value of the wrong
+ * type, or an environment variable that does not parse stops the start with a message naming
+ * the key or the variable.
  *
  * Every leaf key has an environment variable: its path in SCREAMING_SNAKE_CASE joined by `_`
- * under `OUTREACH_API_`, e.g. `limits.requestsPerMinute` → `OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE`,
- * `db` → `OUTREACH_API_DB`.
+ * under `OUTREACH_API_`, e.g. `limits.requestsPerMinute` → `OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE`;
+ * `db.path` keeps the shorter `OUTREACH_API_DB`. An environment value is read by the key's type:
+ * a boolean is `true`/`false`/`1`/`0`, a number is decimal, anything else stays a string (so
+ * `OUTREACH_API_SMTP_USER=false` is the user "false").
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 
-const port = z.coerce.number().int().min(0).max(65535);
-const ms = z.coerce.number().int().min(1);
-/** `true`/`false` (JSON), or the strings `true`/`false`/`1`/`0` (environment); nothing else. */
-const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+const port = z.number().int().min(0).max(65535);
+const ms = z.number().int().min(1);
+/** A JSON `true`/`false`; the environment's `true`/`false`/`1`/`0` are read by `loadConfig`. */
+const bool = z.boolean();
 
-export const ConfigSchema = z.object({
+/** `db` as an object; a string in the file is its `path`. */
+const DbSchema = z.strictObject({
   /** Path of the SQLite database file. */
-  db: z.string().min(1).default('./data/outreach.db'),
+  path: z.string().min(1).default('./data/outreach.db'),
+  /**
+   * `full` (default): every acknowledged write survives a power loss; `normal`: faster writes,
+   * the last commits may roll back after a power loss (decisions.md §7).
+   */
+  synchronous: z.enum(['full', 'normal']).default('full'),
+});
+
+export const ConfigSchema = z.strictObject({
+  /** The database: a path, or `{ path, synchronous }`. */
+  db: z.preprocess((value) => (typeof value === 'string' ? { path: value } : value), DbSchema).prefault({}),
   server: z
-    .object({
+    .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
       port: port.default(8080),
       /** On SIGTERM/SIGINT, how long requests in flight may run on before they are cut (decisions.md §15). */
@@ -27,15 +42,15 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   limits: z
-    .object({
+    .strictObject({
       /** Requests per sliding 60 s window per token; 0 turns the limiter off. */
-      requestsPerMinute: z.coerce.number().int().min(0).default(100),
+      requestsPerMinute: z.number().int().min(0).default(100),
       /** Largest accepted request body, bytes. */
-      maxBodyBytes: z.coerce.number().int().min(1024).default(1024 * 1024),
+      maxBodyBytes: z.number().int().min(1024).default(1024 * 1024),
     })
     .prefault({}),
   providers: z
-    .object({
+    .strictObject({
       generator: z.enum(['template', 'openai']).default('template'),
       mail: z.enum(['log', 'smtp']).default('log'),
       verifier: z.enum(['builtin', 'http']).default('builtin'),
@@ -43,7 +58,7 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   openai: z
-    .object({
+    .strictObject({
       baseUrl: z.string().url().default('https://api.openai.com/v1'),
       model: z.string().min(1).default('gpt-4o-mini'),
       /** Name of the environment variable holding the API key (the key never goes in the file). */
@@ -52,18 +67,18 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   smtp: z
-    .object({
+    .strictObject({
       host: z.string().default('127.0.0.1'),
       port: port.default(587),
       /** true: TLS from the start (port 465); false: STARTTLS when offered. */
-      secure: z.coerce.boolean().default(false),
+      secure: bool.default(false),
       user: z.string().default(''),
       passwordEnv: z.string().default('OUTREACH_API_SMTP_PASSWORD_VALUE'),
       timeoutMs: ms.default(15000),
     })
     .prefault({}),
   verifier: z
-    .object({
+    .strictObject({
       dnsTimeoutMs: ms.default(3000),
       httpUrl: z.string().default(''),
       httpApiKeyEnv: z.string().default('VERIFIER_API_KEY'),
@@ -71,57 +86,57 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   crawl: z
-    .object({
-      allowPrivateNetworks: z.coerce.boolean().default(false),
-      maxRedirects: z.coerce.number().int().min(0).default(3),
-      maxBytes: z.coerce.number().int().min(1024).default(1024 * 1024),
+    .strictObject({
+      allowPrivateNetworks: bool.default(false),
+      maxRedirects: z.number().int().min(0).default(3),
+      maxBytes: z.number().int().min(1024).default(1024 * 1024),
       timeoutMs: ms.default(10000),
     })
     .prefault({}),
   /** The reply outbox; the contact-discovery worker uses the same poll interval and backoff. */
   outbox: z
-    .object({
+    .strictObject({
       pollIntervalMs: ms.default(500),
-      maxAttempts: z.coerce.number().int().min(1).default(5),
+      maxAttempts: z.number().int().min(1).default(5),
       /** First retry delay; doubles on each further attempt. */
       backoffMs: ms.default(2000),
     })
     .prefault({}),
   /** The backlink monitor (decisions.md §13). */
   monitor: z
-    .object({
+    .strictObject({
       enabled: bool.default(false),
       /** A backlink is due when its lastCheckedAt is null or older than this. */
-      intervalHours: z.coerce.number().positive().default(24),
+      intervalHours: z.number().positive().default(24),
       /** Default `outreach-api-monitor/<version>` (filled in by the monitor when empty). */
       userAgent: z.string().default(''),
-      maxRedirects: z.coerce.number().int().min(0).default(5),
+      maxRedirects: z.number().int().min(0).default(5),
       /** Largest body read per page, bytes. */
-      maxBytes: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
+      maxBytes: z.number().int().min(1024).default(5 * 1024 * 1024),
       timeoutMs: ms.default(15000),
       allowPrivateNetworks: bool.default(false),
       /** Fetches at once, over all hosts. */
-      concurrency: z.coerce.number().int().min(1).default(8),
+      concurrency: z.number().int().min(1).default(8),
       /** Least time between two fetches from one host. */
-      perHostDelayMs: z.coerce.number().int().min(0).default(1000),
+      perHostDelayMs: z.number().int().min(0).default(1000),
       respectRobotsTxt: bool.default(true),
     })
     .prefault({}),
   /** The CI-fixture control plane under /__admin (decisions.md §14). */
   fixture: z
-    .object({
+    .strictObject({
       enabled: bool.default(false),
       /** When set, every admin request needs `Authorization: Bearer <adminToken>`; else loopback only. */
       adminToken: z.string().default(''),
       /** Requests kept in the request journal. */
-      journalSize: z.coerce.number().int().min(1).default(1000),
+      journalSize: z.number().int().min(1).default(1000),
       /** Seed of the id generator of writes; empty: random ids. */
       seed: z.string().default(''),
     })
     .prefault({}),
   /** Prometheus metrics at /metrics (decisions.md §15). */
   metrics: z
-    .object({
+    .strictObject({
       enabled: bool.default(false),
       /** When set, /metrics needs `Authorization: Bearer <token>`. */
       token: z.string().default(''),
@@ -129,7 +144,7 @@ export const ConfigSchema = z.object({
     .prefault({}),
   /** Logs on stdout (decisions.md §15). */
   log: z
-    .object({
+    .strictObject({
       level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
       format: z.enum(['json', 'pretty']).default('json'),
     })
@@ -142,16 +157,50 @@ export class ConfigError extends Error {}
 
 const snake = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 
-/** Every leaf key path of the configuration, with its environment variable name. */
+/** Keys whose environment variable is not the plain spelling of their path. */
+const ENV_NAMES: Record<string, string> = { 'db.path': 'OUTREACH_API_DB' };
+
+/** How an environment value of a key is read. */
+type EnvKind = 'boolean' | 'number' | 'string';
+
+interface Leaf {
+  path: string[];
+  name: string;
+  kind: EnvKind;
+}
+
+type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; out?: z.ZodType; options?: z.ZodType[] };
+const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/** The leaf keys of `schema`, walked through defaults, optionals and pipes (a `db` string is a pipe). */
+function leaves(schema: z.ZodType, path: string[] = []): Leaf[] {
+  const def = defOf(schema);
+  if (def.type === 'object' && def.shape) return Object.entries(def.shape).flatMap(([key, child]) => leaves(child, [...path, key]));
+  const inner = def.innerType ?? def.out;
+  if (inner) return leaves(inner, path);
+  const key = path.join('.');
+  const types = def.type === 'union' ? (def.options ?? []).map((o) => defOf(o).type) : [def.type];
+  const kind: EnvKind = types.includes('boolean') ? 'boolean' : types.includes('number') ? 'number' : 'string';
+  return [{ path, name: ENV_NAMES[key] ?? `OUTREACH_API_${path.map(snake).join('_')}`, kind }];
+}
+
+/** Every leaf key path of the configuration, with its environment variable name (keys without a default too). */
 export function envVariables(): { path: string[]; name: string }[] {
-  const out: { path: string[]; name: string }[] = [];
-  const walk = (value: unknown, path: string[]) => {
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [key, child] of Object.entries(value)) walk(child, [...path, key]);
-    } else out.push({ path, name: `OUTREACH_API_${path.map(snake).join('_')}` });
-  };
-  walk(ConfigSchema.parse({}), []);
-  return out;
+  return leaves(ConfigSchema).map(({ path, name }) => ({ path, name }));
+}
+
+/** The typed value of an environment variable, or the reason it does not parse. */
+function fromEnv(value: string, kind: EnvKind): { value: unknown } | { error: string } {
+  if (kind === 'boolean') {
+    if (value === 'true' || value === '1') return { value: true };
+    if (value === 'false' || value === '0') return { value: false };
+    return { error: `must be true, false, 1 or 0, not ${JSON.stringify(value)}` };
+  }
+  if (kind === 'number') {
+    if (/^-?\d+(\.\d+)?$/.test(value)) return { value: Number(value) };
+    return { error: `must be a decimal number, not ${JSON.stringify(value)}` };
+  }
+  return { value };
 }
 
 function setPath(target: Record<string, unknown>, path: string[], value: unknown) {
@@ -163,12 +212,23 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
   node[path[path.length - 1]!] = value;
 }
 
+/** The zod issues as `key: message`, one per unknown key, with a key set by the environment named by its variable. */
+function describeIssues(issues: z.core.$ZodIssue[], fromEnvironment: Map<string, string>): string[] {
+  return issues.flatMap((issue) => {
+    const at = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${[...at, key].join('.')}: unknown key`);
+    const key = at.join('.') || '(root)';
+    const variable = fromEnvironment.get(key);
+    return [`${variable ? `${variable} (${key})` : key}: ${issue.message}`];
+  });
+}
+
 /**
  * Loads the configuration.
  * @param file explicit `--config` path (must exist); without it `./config.json` is used if present.
  * @param env the environment to read `OUTREACH_API_*` from.
- * @param overrides values from command-line flags, applied last.
- * @throws ConfigError naming the file or key that is wrong.
+ * @param overrides values from command-line flags, applied last, by key path (`db` is `db.path`).
+ * @throws ConfigError naming the file, and every key or environment variable that is wrong.
  */
 export function loadConfig(
   file: string | undefined,
@@ -185,16 +245,59 @@ export function loadConfig(
       throw new ConfigError(`config file ${path} is not valid JSON: ${(error as Error).message}`);
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+    if (typeof raw.db === 'string') raw.db = { path: raw.db };
   }
-  for (const { path: keyPath, name } of envVariables()) {
-    const value = env[name];
-    if (value !== undefined && value !== '') setPath(raw, keyPath, value === 'false' ? false : value === 'true' ? true : value);
+  const problems: string[] = [];
+  const fromEnvironment = new Map<string, string>();
+  for (const { path: keyPath, name, kind } of leaves(ConfigSchema)) {
+    const text = env[name];
+    if (text === undefined || text === '') continue;
+    const read = fromEnv(text, kind);
+    if ('error' in read) problems.push(`${name} (${keyPath.join('.')}): ${read.error}`);
+    else {
+      setPath(raw, keyPath, read.value);
+      fromEnvironment.set(keyPath.join('.'), name);
+    }
   }
-  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) setPath(raw, key.split('.'), value);
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value === undefined) continue;
+    const keyPath = key === 'db' ? 'db.path' : key;
+    setPath(raw, keyPath.split('.'), value);
+    fromEnvironment.delete(keyPath);
+  }
   const parsed = ConfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new ConfigError(`invalid configuration: ${issues}`);
+  if (!parsed.success) problems.push(...describeIssues(parsed.error.issues, fromEnvironment));
+  if (problems.length) throw new ConfigError(`invalid configuration${path ? ` (${path})` : ''}: ${problems.join('; ')}`);
+  return parsed.data!;
+}
+
+/**
+ * Checks that every provider the configuration chooses has the settings it needs
+ * (decisions.md §15), reading the secrets' environment variables the configuration names:
+ * - `providers.generator: openai`: the variable named by `openai.apiKeyEnv` is set;
+ * - `providers.mail: smtp`: `smtp.host` is set, and with `smtp.user` the variable named by
+ *   `smtp.passwordEnv` (a relay without authentication needs no user);
+ * - `providers.verifier: http`: `verifier.httpUrl` and the variable named by `verifier.httpApiKeyEnv`.
+ * @throws ConfigError naming every missing key or variable.
+ */
+export function requireProviderSettings(config: Config, env: Record<string, string | undefined> = process.env): void {
+  const missing: string[] = [];
+  const variable = (name: string, key: string) => {
+    if (!name) missing.push(`${key} is empty`);
+    else if (!env[name]) missing.push(`the environment variable ${name} (named by ${key}) is not set`);
+  };
+  const { providers } = config;
+  if (providers.generator === 'openai') variable(config.openai.apiKeyEnv, 'openai.apiKeyEnv');
+  if (providers.mail === 'smtp') {
+    if (!config.smtp.host) missing.push('smtp.host is empty');
+    if (config.smtp.user) variable(config.smtp.passwordEnv, 'smtp.passwordEnv');
   }
-  return parsed.data;
+  if (providers.verifier === 'http') {
+    if (!config.verifier.httpUrl) missing.push('verifier.httpUrl is empty');
+    variable(config.verifier.httpApiKeyEnv, 'verifier.httpApiKeyEnv');
+  }
+  if (missing.length) {
+    const chosen = [providers.generator === 'openai' && 'generator: openai', providers.mail === 'smtp' && 'mail: smtp', providers.verifier === 'http' && 'verifier: http'].filter(Boolean);
+    throw new ConfigError(`the providers chosen (${chosen.join(', ')}) lack settings: ${missing.join('; ')}`);
+  }
 }

@@ -52,7 +52,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.log);
-  const store = options.store ?? (await openStore(config.db));
+  const store = options.store ?? (await openStore(config.db.path, { synchronous: config.db.synchronous }));
   migrate(store);
   const metrics = config.metrics.enabled ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store) }) : undefined;
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };

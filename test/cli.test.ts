@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -41,6 +41,17 @@ describe('outreach-api CLI', () => {
     const badScope = await cli(['--db', db, 'tokens', 'create', '--account', 'a', '--name', 'n', '--scopes', 'everything']);
     assert.equal(badScope.code, 2);
     assert.match(badScope.stderr, /unknown scope/);
+  });
+
+  it('stops before touching the database on a configuration that does not parse or a provider without its settings', async () => {
+    const never = join(dir, 'never.db');
+    const noKey = await cli(['--db', never, 'serve', '--port', '0'], { OUTREACH_API_PROVIDERS_GENERATOR: 'openai', OPENAI_API_KEY: '' });
+    assert.equal(noKey.code, 1);
+    assert.match(noKey.stderr, /generator: openai.*OPENAI_API_KEY \(named by openai\.apiKeyEnv\) is not set/);
+    const badBool = await cli(['--db', never, 'serve', '--port', '0'], { OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: 'no' });
+    assert.equal(badBool.code, 1);
+    assert.match(badBool.stderr, /OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS \(crawl\.allowPrivateNetworks\): must be true, false, 1 or 0/);
+    assert.equal(existsSync(never), false);
   });
 
   it('prints its version', async () => {

@@ -23,11 +23,11 @@ export function registerBackupCommand(program: Command, configOf: (command: Comm
     .argument('<file>', 'the copy to write (must not exist)')
     .action(async (file: string, _options: unknown, command: Command) => {
       const config = configOf(command);
-      if (!existsSync(config.db)) throw fail(`no database at ${config.db}`);
-      const store = await openStore(config.db);
+      if (!existsSync(config.db.path)) throw fail(`no database at ${config.db.path}`);
+      const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
         const { bytes, durationMs } = backupTo(store, file);
-        process.stdout.write(`backed up ${config.db} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`);
+        process.stdout.write(`backed up ${config.db.path} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`);
       } catch (error) {
         throw fail((error as Error).message);
       } finally {

@@ -6,7 +6,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { existsSync } from 'node:fs';
 import { systemClock, isoAt } from '../domain/clock.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, requireProviderSettings, type Config } from '../config.js';
 import { openStore, type Store } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
@@ -33,7 +33,7 @@ function configOf(command: Command, overrides: Record<string, unknown> = {}): Co
 }
 
 async function withStore<T>(config: Config, fn: (store: Store) => T | Promise<T>): Promise<T> {
-  const store = await openStore(config.db);
+  const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
   try {
     migrate(store);
     return await fn(store);
@@ -77,7 +77,7 @@ export function buildCli(): Command {
   const program = new Command('outreach-api')
     .description('Self-hosted Scoped Outreach, Prospecting and Backlink REST API v1')
     .version(VERSION, '-v, --version')
-    .option('--db <path>', `SQLite database file (default ./data/outreach.db; env ${envOf('db')})`)
+    .option('--db <path>', `SQLite database file (default ./data/outreach.db; env ${envOf('db.path')})`)
     .option('--config <path>', 'configuration file (default ./config.json when present)')
     .configureHelp(HELP_CONFIGURATION)
     .showHelpAfterError('(add --help for usage)')
@@ -97,9 +97,10 @@ export function buildCli(): Command {
     )
     .action(async (options: { host?: string; port?: number; import?: string; demo?: boolean }, command: Command) => {
       const config = configOf(command, { 'server.host': options.host, 'server.port': options.port });
+      requireProviderSettings(config); // before the database is touched
       const logger = createLogger(config.log);
-      const fresh = !existsSync(config.db);
-      const store = await openStore(config.db);
+      const fresh = !existsSync(config.db.path);
+      const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       migrate(store);
       let demoToken: string | undefined;
       if (options.import) {
@@ -112,8 +113,8 @@ export function buildCli(): Command {
         const empty = !store.sqlite.prepare('SELECT 1 FROM accounts LIMIT 1').get();
         if (fresh || empty) {
           seedDemo(store);
-          print(`Created ${config.db} with the demo data.`);
-        } else print(`Using the existing database ${config.db}.`);
+          print(`Created ${config.db.path} with the demo data.`);
+        } else print(`Using the existing database ${config.db.path}.`);
         demoToken = DEMO_TOKEN;
       }
       const server = await startServer({ config, store, logger });
@@ -140,10 +141,10 @@ export function buildCli(): Command {
     .description('create or upgrade the database schema')
     .action(async (_options: unknown, command: Command) => {
       const config = configOf(command);
-      const store = await openStore(config.db);
+      const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
         const applied = migrate(store);
-        print(applied.length ? `applied migrations ${applied.join(', ')} to ${config.db}` : `${config.db} is up to date`);
+        print(applied.length ? `applied migrations ${applied.join(', ')} to ${config.db.path}` : `${config.db.path} is up to date`);
       } finally {
         await store.close();
       }
@@ -171,7 +172,7 @@ export function buildCli(): Command {
       const { seedDemo, DEMO_TOKEN } = await import('../seed/demo.js');
       await withStore(config, (store) => {
         seedDemo(store);
-        print(`seeded the demo data into ${config.db}`);
+        print(`seeded the demo data into ${config.db.path}`);
         print(`demo token (every scope): ${DEMO_TOKEN}`);
       });
     });

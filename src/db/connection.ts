@@ -44,6 +44,11 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** A pre-loaded better-sqlite3 native addon (used by the single executable). */
   nativeBinding?: unknown;
+  /**
+   * `PRAGMA synchronous` (default `full`: a commit is on disk before it returns, so an
+   * acknowledged write survives a power loss; `normal` may lose the last commits, decisions.md §7).
+   */
+  synchronous?: 'full' | 'normal';
 }
 
 const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
@@ -60,7 +65,7 @@ async function openRaw(path: string, options: OpenOptions): Promise<SqliteHandle
 
 /**
  * Opens (creating if needed, with its directory) the database at `path` with WAL, foreign keys,
- * `synchronous = NORMAL` and a busy timeout. Does not migrate: see `migrate()`.
+ * `synchronous = FULL` (or `options.synchronous`) and a busy timeout. Does not migrate: see `migrate()`.
  * @throws when the file cannot be opened or is not a SQLite database.
  */
 export async function openStore(path: string, options: OpenOptions = {}): Promise<Store> {
@@ -68,7 +73,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   const sqlite = await openRaw(path, options);
   sqlite.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
   sqlite.exec('PRAGMA journal_mode = WAL');
-  sqlite.exec('PRAGMA synchronous = NORMAL');
+  sqlite.exec(`PRAGMA synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   sqlite.exec('PRAGMA foreign_keys = ON');
   // Statement journals (which the row_counts triggers make every write keep) stay in memory.
   sqlite.exec('PRAGMA temp_store = MEMORY');

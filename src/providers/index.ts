@@ -32,7 +32,7 @@
  *   change the tone and length.
  * - reply (`providers.mail: log`): every message ends `sent` on the first attempt.
  */
-import type { Config } from '../config.js';
+import { requireProviderSettings, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { createBuiltinFinder, createCrawlFinder } from './contact-finder.js';
 import { createOpenAiGenerator, createTemplateGenerator } from './generator.js';
@@ -45,9 +45,10 @@ export * from './types.js';
 /**
  * The providers the config names. Secrets are read from the environment variables the config
  * names (`openai.apiKeyEnv`, `smtp.passwordEnv`, `verifier.httpApiKeyEnv`), never from the file.
- * @throws Error when a chosen adapter lacks a required setting (e.g. `verifier.httpUrl`).
+ * @throws ConfigError when a chosen adapter lacks a required setting (see `requireProviderSettings`).
  */
 export function createProviders(config: Config, logger: Logger, env: Record<string, string | undefined> = process.env): Providers {
+  requireProviderSettings(config, env);
   const { providers } = config;
   return {
     generator: providers.generator === 'openai' ? createOpenAiGenerator(config.openai, env) : createTemplateGenerator(),

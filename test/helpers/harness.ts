@@ -69,7 +69,7 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
   const dir = mkdtempSync(join(tmpdir(), 'outreach-api-test-'));
   const config: Config = loadConfig(undefined, {}, { db: join(dir, 'test.db'), 'server.port': 0, ...options.config });
   const clock = options.clock ?? new FakeClock();
-  const store = await openStore(config.db);
+  const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
   migrate(store);
   if (options.fixture) await loadFixture(store, options.fixture, isoAt(clock.now()));
   const server = await startServer({ config, store, clock, logger: options.logger ?? silentLogger });

@@ -185,7 +185,8 @@ describe('verify contact (http verifier)', () => {
       if (hold) await hold.promise;
       sendJson(res, answer.status, answer.body);
     });
-    t = await startWriteServer({ config: { 'providers.verifier': 'http', 'verifier.httpUrl': `${service.url}/verify` } });
+    process.env.OUTREACH_TEST_VERIFIER_KEY = 'vk-local'; // the http verifier needs its key variable set
+    t = await startWriteServer({ config: { 'providers.verifier': 'http', 'verifier.httpUrl': `${service.url}/verify`, 'verifier.httpApiKeyEnv': 'OUTREACH_TEST_VERIFIER_KEY' } });
     token = t.mintToken('acct_a', ['contacts:write']);
   });
   after(async () => {

@@ -161,7 +161,8 @@ describe('regenerate draft (openai generator)', () => {
       if (status !== 200) return sendJson(res, status, { error: { message: 'overloaded' } });
       sendJson(res, 200, { model: 'local-model', choices: [{ message: { role: 'assistant', content: '{"subject":"Backpacks for your list","body":"Hi Ana, our pack could fit your roundup."}' } }] });
     });
-    t = await startWriteServer({ config: { 'providers.generator': 'openai', 'openai.baseUrl': `${llm.url}/v1`, 'openai.model': 'local-model', 'openai.timeoutMs': 300 } });
+    process.env.OUTREACH_TEST_LLM_KEY = 'sk-local'; // the openai generator needs its key variable set
+    t = await startWriteServer({ config: { 'providers.generator': 'openai', 'openai.baseUrl': `${llm.url}/v1`, 'openai.model': 'local-model', 'openai.apiKeyEnv': 'OUTREACH_TEST_LLM_KEY', 'openai.timeoutMs': 300 } });
     token = t.mintToken('acct_a', ['outreach:write']);
   });
   after(async () => {

@@ -178,7 +178,7 @@ describe('SSRF guards', () => {
       if (req.url === '/slow') return; // never answers
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<p>hello</p>');
     });
-    base = { allowPrivateNetworks: true, maxRedirects: 3, maxBytes: 4096, timeoutMs: 1000 };
+    base = { allowPrivateNetworks: true, maxRedirects: 3, maxBytes: 4096, timeoutMs: 5000 }; // generous: a loaded machine resolves localhost slowly
   });
   after(() => site.close());
 
