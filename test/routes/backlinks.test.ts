@@ -1,6 +1,8 @@
 /**
- * GET /{group}/{id}/backlinks and /backlinks/{backlinkId}: fields, filters, pageSize alias,
- * paging, order, checks, isolation and scope.
+ * GET /{group}/{id}/backlinks and /backlinks/{backlinkId}: fields, filters, the pageSize alias,
+ * checks and hasCheckError, 404s inside the account.
+ * What every list or route shares (paging, 422s for page/limit, order, /workspaces twins,
+ * scope, other accounts' 404s) is in test/http/lists.test.ts and test/http/access.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -118,14 +120,6 @@ describe('backlinks', () => {
       assert.equal('checks' in bl1, false, 'list items carry no checks');
     });
 
-    it('answers identically under /workspaces', async () => {
-      const query = '?status=live&limit=1&page=2';
-      const a = await t.get(`/projects/prj_a1/backlinks${query}`, token);
-      const b = await t.get(`/workspaces/prj_a1/backlinks${query}`, token);
-      assert.equal(b.status, 200);
-      assert.deepEqual(b.body, a.body);
-    });
-
     it('filters by each status value', async () => {
       for (const status of BACKLINK_STATUSES) {
         const res = await t.get(`/projects/prj_a1/backlinks?status=${status}`, token);
@@ -162,23 +156,6 @@ describe('backlinks', () => {
         assert.equal(res.status, 404, siteId);
         assert.equal(res.body.error.code, 'NOT_FOUND');
       }
-    });
-
-    it('pages with limit, reports hasMore and the true total past the end', async () => {
-      let res = await t.get('/projects/prj_a1/backlinks?limit=1', token);
-      assert.deepEqual(ids(res.body), ['bl_5']);
-      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 1, total: 5, hasMore: true });
-      res = await t.get('/projects/prj_a1/backlinks?limit=2&page=2', token);
-      assert.deepEqual(ids(res.body), ['bl_3', 'bl_2']);
-      assert.equal(res.body.data.pagination.hasMore, true);
-      res = await t.get('/projects/prj_a1/backlinks?limit=2&page=3', token);
-      assert.deepEqual(ids(res.body), ['bl_1']);
-      assert.deepEqual(res.body.data.pagination, { page: 3, limit: 2, total: 5, hasMore: false });
-      res = await t.get('/projects/prj_a1/backlinks?limit=5', token);
-      assert.equal(res.body.data.pagination.hasMore, false);
-      res = await t.get('/projects/prj_a1/backlinks?limit=2&page=9', token);
-      assert.equal(res.status, 200);
-      assert.deepEqual(res.body.data, { data: [], pagination: { page: 9, limit: 2, total: 5, hasMore: false } });
     });
 
     it('accepts pageSize as an alias of limit; limit wins when both are given', async () => {
@@ -220,27 +197,6 @@ describe('backlinks', () => {
     it('validates the query before looking anything up', async () => {
       const res = await t.get('/projects/prj_nope/backlinks?status=gone', token);
       assert.equal(res.status, 422);
-    });
-
-    it("answers 404 for another account's or an unknown project", async () => {
-      for (const path of ['/projects/prj_b1/backlinks', '/workspaces/prj_b1/backlinks', '/projects/prj_nope/backlinks']) {
-        const res = await t.get(path, token);
-        assert.equal(res.status, 404, path);
-        assert.equal(res.body.error.code, 'NOT_FOUND');
-      }
-    });
-
-    it('lists only the project asked for', async () => {
-      const res = await t.get('/projects/prj_a2/backlinks', token);
-      assert.deepEqual(ids(res.body), ['bl_a3']);
-      const b = await t.get('/projects/prj_b1/backlinks', t.mintToken('acct_b', ['backlinks:read']));
-      assert.deepEqual(ids(b.body), ['bl_b1']);
-    });
-
-    it('requires backlinks:read', async () => {
-      const res = await t.get('/projects/prj_a1/backlinks', t.mintToken('acct_a', ['leads:read', 'prospects:read', 'sites:read']));
-      assert.equal(res.status, 403);
-      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
     });
   });
 
@@ -295,13 +251,6 @@ describe('backlinks', () => {
       assert.deepEqual(pagination, { page: 1, limit: 25, total: 3, hasMore: false });
     });
 
-    it('answers identically under /workspaces', async () => {
-      const a = await t.get('/projects/prj_a1/backlinks/bl_1?limit=2', token);
-      const b = await t.get('/workspaces/prj_a1/backlinks/bl_1?limit=2', token);
-      assert.equal(b.status, 200);
-      assert.deepEqual(b.body, a.body);
-    });
-
     it('hasCheckError follows the newest check, false without checks', async () => {
       let res = await t.get('/projects/prj_a1/backlinks/bl_2', token);
       assert.equal(res.body.data.hasCheckError, true);
@@ -325,14 +274,6 @@ describe('backlinks', () => {
       assert.equal(res.body.data.id, 'bl_1');
     });
 
-    it('validates page and limit', async () => {
-      for (const [query, path] of [['limit=0', 'query.limit'], ['limit=101', 'query.limit'], ['page=-1', 'query.page']]) {
-        const res = await t.get(`/projects/prj_a1/backlinks/bl_1?${query}`, token);
-        assert.equal(res.status, 422, query);
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path]);
-      }
-    });
-
     it('answers 404 through the wrong project, for another account and for an unknown id', async () => {
       for (const path of [
         '/projects/prj_a2/backlinks/bl_1',
@@ -345,12 +286,6 @@ describe('backlinks', () => {
         assert.equal(res.status, 404, path);
         assert.equal(res.body.error.code, 'NOT_FOUND');
       }
-    });
-
-    it('requires backlinks:read', async () => {
-      const res = await t.get('/projects/prj_a1/backlinks/bl_1', t.mintToken('acct_a', ['sites:read']));
-      assert.equal(res.status, 403);
-      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
     });
   });
 });

@@ -1,7 +1,9 @@
 /**
  * GET /{group}/{id}/sites/{siteId}/discovery-jobs and /discovery-jobs/{jobId}: fields, order
- * (jobs newest first; queries oldest startedAt first, not started last), paging of both,
- * isolation and scope.
+ * (jobs newest first; queries oldest startedAt first, not started last), paging across the two
+ * parts, 404s inside the account.
+ * What every list or route shares (paging, 422s for page/limit, order, /workspaces twins,
+ * scope, other accounts' 404s) is in test/http/lists.test.ts and test/http/access.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -120,42 +122,6 @@ describe('discovery jobs', () => {
       assert.equal('queries' in res.body.data.data[3], false, 'list items carry no queries');
     });
 
-    it('answers identically under /workspaces', async () => {
-      const a = await t.get(`${LIST}?limit=3&page=1`, token);
-      const b = await t.get('/workspaces/prj_a1/sites/site_a1/discovery-jobs?limit=3&page=1', token);
-      assert.equal(b.status, 200);
-      assert.deepEqual(b.body, a.body);
-    });
-
-    it('pages with limit, reports hasMore and the true total past the end', async () => {
-      let res = await t.get(`${LIST}?limit=1`, token);
-      assert.deepEqual(ids(res.body.data.data), ['job_4']);
-      assert.deepEqual(res.body.data.pagination, { page: 1, limit: 1, total: 4, hasMore: true });
-      res = await t.get(`${LIST}?limit=3&page=2`, token);
-      assert.deepEqual(ids(res.body.data.data), ['job_1']);
-      assert.deepEqual(res.body.data.pagination, { page: 2, limit: 3, total: 4, hasMore: false });
-      res = await t.get(`${LIST}?limit=4`, token);
-      assert.equal(res.body.data.pagination.hasMore, false);
-      res = await t.get(`${LIST}?limit=4&page=2`, token);
-      assert.deepEqual(res.body.data, { data: [], pagination: { page: 2, limit: 4, total: 4, hasMore: false } });
-    });
-
-    it('validates page and limit before any lookup', async () => {
-      for (const [q, path] of [['limit=0', 'query.limit'], ['limit=200', 'query.limit'], ['page=0', 'query.page'], ['page=', 'query.page']]) {
-        const res = await t.get(`${LIST}?${q}`, token);
-        assert.equal(res.status, 422, q);
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], q);
-      }
-      assert.equal((await t.get('/projects/prj_b1/sites/site_b1/discovery-jobs?limit=0', token)).status, 422);
-    });
-
-    it('lists only the site asked for', async () => {
-      const res = await t.get('/projects/prj_a1/sites/site_a2/discovery-jobs', token);
-      assert.deepEqual(ids(res.body.data.data), ['job_a2']);
-      const b = await t.get('/projects/prj_b1/sites/site_b1/discovery-jobs', t.mintToken('acct_b', ['prospects:read']));
-      assert.deepEqual(ids(b.body.data.data), ['job_b']);
-    });
-
     it("answers 404 for another account's project, a site of another project and unknown ids", async () => {
       for (const path of [
         '/projects/prj_b1/sites/site_b1/discovery-jobs',
@@ -168,12 +134,6 @@ describe('discovery jobs', () => {
         assert.equal(res.status, 404, path);
         assert.equal(res.body.error.code, 'NOT_FOUND');
       }
-    });
-
-    it('requires prospects:read', async () => {
-      const res = await t.get(LIST, t.mintToken('acct_a', ['outreach:read', 'sites:read', 'contacts:write']));
-      assert.equal(res.status, 403);
-      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
     });
   });
 
@@ -217,13 +177,6 @@ describe('discovery jobs', () => {
       assert.equal(queries[3].status, 'pending');
     });
 
-    it('answers identically under /workspaces', async () => {
-      const a = await t.get(`${DETAIL}?limit=2&page=2`, token);
-      const b = await t.get('/workspaces/prj_a1/sites/site_a1/discovery-jobs/job_1?limit=2&page=2', token);
-      assert.equal(b.status, 200);
-      assert.deepEqual(b.body, a.body);
-    });
-
     it('pages the queries across started and not started; queryCount counts them all', async () => {
       const pages: string[][] = [];
       for (let p = 1; p <= 3; p++) {
@@ -249,14 +202,6 @@ describe('discovery jobs', () => {
       assert.deepEqual(res.body.data.queries, []);
     });
 
-    it('validates page and limit', async () => {
-      for (const [q, path] of [['limit=0', 'query.limit'], ['limit=x', 'query.limit'], ['page=0', 'query.page']]) {
-        const res = await t.get(`${DETAIL}?${q}`, token);
-        assert.equal(res.status, 422, q);
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], q);
-      }
-    });
-
     it('answers 404 for a job through the wrong site, project or account', async () => {
       for (const path of [
         '/projects/prj_a1/sites/site_a1/discovery-jobs/job_a2',
@@ -272,12 +217,6 @@ describe('discovery jobs', () => {
         assert.equal(res.status, 404, path);
         assert.equal(res.body.error.code, 'NOT_FOUND');
       }
-    });
-
-    it('requires prospects:read', async () => {
-      const res = await t.get(DETAIL, t.mintToken('acct_a', ['outreach:read']));
-      assert.equal(res.status, 403);
-      assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
     });
   });
 });
