@@ -94,27 +94,38 @@ function assertCountersMatchRows(store: Store): void {
   );
 }
 
-/** The leads a filter admits, counted here: decisions.md §6 for the views. */
-function leadCount(store: Store, f: LeadFilter): number {
-  const where: string[] = [f.siteId !== undefined ? 'site_id = ?' : 'project_id = ?', 'dismissed = ?'];
-  const params: unknown[] = [f.siteId ?? f.projectId, f.view === 'archived' ? 1 : 0];
-  if (f.view === 'quality') where.push("tier IN ('hot', 'warm')");
-  for (const [column, value] of [['tier', f.tier], ['stage', f.stage], ['lead_type', f.leadType], ['platform', f.platform || undefined]] as const) {
-    if (value === undefined) continue;
-    where.push(`${column} = ?`);
-    params.push(value);
+type LeadRowLite = { project_id: string; site_id: string; dismissed: number; tier: string; stage: string; lead_type: string; platform: string };
+
+/** The leads a filter admits, counted here from the rows: decisions.md §6 for the views. */
+function leadCount(leads: readonly LeadRowLite[], f: LeadFilter): number {
+  let n = 0;
+  for (const r of leads) {
+    if (f.siteId !== undefined ? r.site_id !== f.siteId : r.project_id !== f.projectId) continue;
+    if (r.dismissed !== (f.view === 'archived' ? 1 : 0)) continue;
+    if (f.view === 'quality' && r.tier !== 'hot' && r.tier !== 'warm') continue;
+    if ((f.tier !== undefined && r.tier !== f.tier) || (f.stage !== undefined && r.stage !== f.stage)) continue;
+    if ((f.leadType !== undefined && r.lead_type !== f.leadType) || (f.platform && r.platform !== f.platform)) continue;
+    n++;
   }
-  return (store.sqlite.prepare(`SELECT count(*) AS n FROM leads WHERE ${where.join(' AND ')}`).get(...params) as { n: number }).n;
+  return n;
 }
 
 const maybe = <T>(values: readonly T[]) => [undefined, ...values];
 
 /**
- * Every list total the repositories give, for every scope and filter combination, against
- * COUNT(*); and the pipeline of every site against GROUP BY.
+ * Every list total the repositories give, for every scope and filter, against COUNT(*); and the
+ * pipeline of every site against GROUP BY.
+ *
+ * Leads: with `leadMatrix`, every combination of view, tier, stage, leadType and platform (the
+ * choice of counter keys); without it, each view with each filter alone. A total is the sum of
+ * the counters its filter's keys name, and the keys depend on the filter only: the matrix runs
+ * once, after the bulk import of 40 leads in varied combinations, and every other state is checked
+ * by the counters matching the rows exactly (`assertCountersMatchRows`, on every call) and the
+ * single filters.
  */
-async function assertTotalsExact(store: Store): Promise<void> {
+async function assertTotalsExact(store: Store, { leadMatrix = false } = {}): Promise<void> {
   assertCountersMatchRows(store);
+  const leads = all<LeadRowLite>(store, 'SELECT project_id, site_id, dismissed, tier, stage, lead_type, platform FROM leads');
   const db: Kysely<Database> = store.db;
   const projects = all<{ id: string }>(store, 'SELECT id FROM projects').map((r) => r.id);
   const platforms = [...all<{ platform: string }>(store, 'SELECT DISTINCT platform FROM leads').map((r) => r.platform), 'nowhere'];
@@ -138,9 +149,11 @@ async function assertTotalsExact(store: Store): Promise<void> {
               for (const platform of maybe(platforms)) {
                 // With a platform, one value of stage and of leadType stands for all (same keys, one more segment).
                 if (platform !== undefined && ((stage ?? 'to_qualify') !== 'to_qualify' || (leadType ?? 'other') !== 'other')) continue;
+                const filters = [tier, stage, leadType, platform].filter((v) => v !== undefined).length;
+                if (!leadMatrix && filters > 1) continue;
                 const filter: LeadFilter = { projectId, siteId, view, tier, stage, leadType, platform };
                 const { total } = await listLeads(db, filter, 1, 0);
-                assert.equal(total, leadCount(store, filter), `leads ${JSON.stringify(filter)}`);
+                assert.equal(total, leadCount(leads, filter), `leads ${JSON.stringify(filter)}`);
               }
             }
           }
@@ -250,7 +263,7 @@ describe('row counters stay exact', () => {
       prospects: Array.from({ length: 40 }, (_, i) => prospect(`prs_bulk_${i}`, i % 2 ? 'site_a1' : 'site_a2', PROSPECT_STATUSES[i % 3]!)),
     };
     importDocument(t.store, bulk, { nowIso: NOW });
-    await assertTotalsExact(t.store);
+    await assertTotalsExact(t.store, { leadMatrix: true });
 
     const version = schemaVersion(t.store);
     importDocument(
