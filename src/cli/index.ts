@@ -122,6 +122,7 @@ export function buildCli(): Command {
       print(`outreach-api ${VERSION} listening on ${server.origin}`);
       print(`  base URL:  ${base}`);
       print(`  OpenAPI:   ${server.origin}/api/public/openapi.json`);
+      print(`  reference: ${server.origin}/api/public/docs`);
       if (demoToken) {
         print(`  demo token (every scope): ${demoToken}`);
         print();
