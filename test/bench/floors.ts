@@ -1,10 +1,14 @@
 /**
- * The two floors, each a plain `node:http` server run as its own process (so it gets a core of
- * its own, like the real server), answering the bench's endpoints:
+ * The three floors, each a server run as its own process (so it gets a core of its own, like the
+ * real server), answering the bench's endpoints:
  *
- * - static: the pre-serialized JSON body the real server gave for that endpoint (same bytes, so
- *   the same size), with nothing computed per request. What Node's HTTP stack costs.
- * - direct: the endpoint's page SQL (captured from the real app, see capture.ts) run through
+ * - static: a plain `node:http` server answering the pre-serialized JSON body the real server gave
+ *   for that endpoint (same bytes, so the same size), with nothing computed per request. What
+ *   Node's HTTP stack costs.
+ * - framework: a bare Hono app on @hono/node-server (the adapter and router the real server
+ *   uses, no middleware) answering the same bytes on the same path. What the framework costs on
+ *   top of Node: a Web `Request`/`Response` pair and a route match per request.
+ * - direct: a plain `node:http` server running the endpoint's page SQL (captured from the real app, see capture.ts) run through
  *   prepared better-sqlite3 statements with the captured parameters, and the rows
  *   JSON.stringify'd in an envelope with a constant `total`. No auth, router, validation or
  *   mapping. What Node plus SQLite cost.
@@ -31,7 +35,7 @@ export interface FloorRoute {
 }
 
 export interface FloorSpec {
-  mode: 'static' | 'direct';
+  mode: 'static' | 'framework' | 'direct';
   db?: string;
   routes: FloorRoute[];
 }
@@ -43,8 +47,52 @@ function send(res: ServerResponse, body: string | Buffer): void {
   res.end(body);
 }
 
+/**
+ * The framework floor: one Hono route per path, answering the captured body for the exact URL
+ * (paths with several endpoints, e.g. a list with different queries, pick theirs by query).
+ * Writes read their body first, as a server must, and answer every request of their method.
+ */
+async function serveFramework(spec: FloorSpec): Promise<void> {
+  const { Hono } = await import('hono');
+  const { serve } = await import('@hono/node-server');
+  const app = new Hono();
+  const headers = { 'Content-Type': 'application/json' };
+  const byPath = new Map<string, Map<string, string>>();
+  for (const route of spec.routes) {
+    const body = route.body ?? '{}';
+    if (route.url === null) {
+      app.on(route.method, '*', async (c) => {
+        await c.req.arrayBuffer();
+        return c.body(body, 200, headers);
+      });
+      continue;
+    }
+    const at = route.url.indexOf('?');
+    const path = at < 0 ? route.url : route.url.slice(0, at);
+    let bodies = byPath.get(`${route.method} ${path}`);
+    if (!bodies) {
+      const forPath = (bodies = new Map());
+      byPath.set(`${route.method} ${path}`, forPath);
+      app.on(route.method, path, (c) => {
+        const url = c.req.url;
+        const query = url.indexOf('?');
+        const found = forPath.get(query < 0 ? '' : url.slice(query));
+        return found === undefined ? c.body(null, 404) : c.body(found, 200, headers);
+      });
+    }
+    bodies.set(at < 0 ? '' : route.url.slice(at), body);
+  }
+  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => process.stdout.write(`listening ${info.port}\n`));
+  process.on('SIGTERM', () => {
+    server.close();
+    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+    process.exit(0);
+  });
+}
+
 async function main(specPath: string): Promise<void> {
   const spec = JSON.parse(readFileSync(specPath, 'utf8')) as FloorSpec;
+  if (spec.mode === 'framework') return serveFramework(spec);
   const exact = new Map<string, Handler>();
   const byMethod = new Map<string, Handler>();
   let db: import('better-sqlite3').Database | undefined;
@@ -55,7 +103,7 @@ async function main(specPath: string): Promise<void> {
   }
   for (const route of spec.routes) {
     let handler: Handler;
-    if (spec.mode === 'static') {
+    if (spec.mode !== 'direct') {
       const body = Buffer.from(route.body ?? '{}');
       handler = (res) => send(res, body);
     } else {

@@ -6,9 +6,9 @@
  * 3. Each endpoint once through the app in-process (endpoints.ts): its response body (for the
  *    static floor) and its SQL (for the direct floor).
  * 4. The server (`dist/outreach-api serve`, rate limit off; `--server source` for
- *    `node bin/outreach-api.js`, whose tsx loader adds ~60 MB of RSS) and the two floor servers,
- *    each a child process; per endpoint: a peak run and a run at half the peak rate against the
- *    server, a peak run against each floor.
+ *    `node bin/outreach-api.js`, whose tsx loader adds ~60 MB of RSS) and the three floor servers
+ *    (static, framework, direct), each a child process; per endpoint: a peak run and a run at half
+ *    the peak rate against the server, a peak run against each floor.
  * 5. One more server with the limiter on, for its cost per request; the limiter
  *    micro-benchmark; cold starts of the executable and of `node` on its bundle.
  * 6. A table on stdout, and .bench/results-<time>.json and .bench/results-latest.json.
@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { BUNDLE, EXE, build, buildReason, coldStart, type ColdStart } from './coldstart.js';
 import {
-  AUTH_HEADERS, LIST_DIRECT_RATIO, LIST_KINDS, ME_STATIC_RATIO, P99_TARGET_MS, capture, directRoute, endpoints, fixtures, staticRoute, type Captured, type Endpoint,
+  AUTH_HEADERS, LIST_DIRECT_RATIO, LIST_KINDS, ME_FRAMEWORK_RATIO, P99_TARGET_MS, capture, directRoute, endpoints, fixtures, staticRoute, type Captured, type Endpoint,
 } from './endpoints.js';
 import type { FloorSpec } from './floors.js';
 import { BENCH_DIR, FULL_SIZES, ROOT, ensureDataset, scaled, type Dataset } from './generate.js';
@@ -95,8 +95,10 @@ interface EndpointResult {
   server: RunResult;
   half: RunResult & { dueP99: number; rate: number };
   staticFloor: RunResult;
+  frameworkFloor: RunResult;
   directFloor: RunResult | null;
   staticRatio: number;
+  frameworkRatio: number;
   directRatio: number | null;
   sql: Captured['statements'];
   /** The server's memory right after this endpoint's runs (VmHWM so far, VmRSS). */
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
     return path;
   };
   const staticFloor = await startFloor(writeSpec('static-floor', { mode: 'static', routes: captured.map(staticRoute) }), join(work, 'floors.log'));
+  const frameworkFloor = await startFloor(writeSpec('framework-floor', { mode: 'framework', routes: captured.map(staticRoute) }), join(work, 'floors.log'));
   const directRoutes = captured.map(directRoute);
   const directFloor = await startFloor(
     writeSpec('direct-floor', { mode: 'direct', db, routes: directRoutes.filter((r) => r !== null) }),
@@ -193,6 +196,8 @@ async function main(): Promise<void> {
     const memory = memoryOf(server.pid);
     await warm(staticFloor.origin, e, staticFloor.pid, `${e.name} (static floor)`);
     const sf = await peak(staticFloor.origin, e, { connections: opts.connections, seconds: opts.seconds, pid: staticFloor.pid });
+    await warm(frameworkFloor.origin, e, frameworkFloor.pid, `${e.name} (framework floor)`);
+    const ff = await peak(frameworkFloor.origin, e, { connections: opts.connections, seconds: opts.seconds, pid: frameworkFloor.pid });
     let df: RunResult | null = null;
     if (directRoutes[captured.indexOf(c)]) {
       await warm(directFloor.origin, e, directFloor.pid, `${e.name} (direct floor)`);
@@ -208,14 +213,16 @@ async function main(): Promise<void> {
       server: s,
       half,
       staticFloor: sf,
+      frameworkFloor: ff,
       directFloor: df,
       staticRatio: s.rps / sf.rps,
+      frameworkRatio: s.rps / ff.rps,
       directRatio: df ? s.rps / df.rps : null,
       sql: c.statements,
       serverMemoryAfter: memory,
       targets: [],
     };
-    if (e.kind === 'me') r.targets.push({ name: 'req/s vs static floor', met: r.staticRatio >= ME_STATIC_RATIO, value: r.staticRatio, limit: ME_STATIC_RATIO });
+    if (e.kind === 'me') r.targets.push({ name: 'req/s vs framework floor', met: r.frameworkRatio >= ME_FRAMEWORK_RATIO, value: r.frameworkRatio, limit: ME_FRAMEWORK_RATIO });
     if (LIST_KINDS.includes(e.kind) && r.directRatio !== null) {
       r.targets.push({ name: 'req/s vs direct floor', met: r.directRatio >= LIST_DIRECT_RATIO, value: r.directRatio, limit: LIST_DIRECT_RATIO });
     }
@@ -225,11 +232,12 @@ async function main(): Promise<void> {
     results.push(r);
     step(
       `${e.name}: ${s.rps.toFixed(0)} req/s (cpu ${s.targetCpu?.toFixed(2)}), p99 ${s.p99.toFixed(2)} ms, p99@${rate}/s ${half.p99.toFixed(2)} ms; ` +
-        `static ${sf.rps.toFixed(0)}${df ? `, direct ${df.rps.toFixed(0)}` : ''}`,
+        `static ${sf.rps.toFixed(0)}, framework ${ff.rps.toFixed(0)}${df ? `, direct ${df.rps.toFixed(0)}` : ''}`,
     );
   }
   const serverMemory = memoryOf(server.pid);
   await staticFloor.stop();
+  await frameworkFloor.stop();
   await directFloor.stop();
 
   // 5a. The limiter's cost in the server: GET /me on a second server whose limiter counts every
@@ -358,7 +366,7 @@ function printReport(report: {
   );
   out();
   table(
-    ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'p99@half ms', 'static floor req/s', 'ratio', 'direct floor req/s', 'ratio', 'target met?'],
+    ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'p99@half ms', 'static floor req/s', 'ratio', 'framework floor req/s', 'ratio', 'direct floor req/s', 'ratio', 'target met?'],
     report.endpoints.map((r) => [
       r.name,
       rps(r.server.rps) + busy(r.server),
@@ -367,32 +375,35 @@ function printReport(report: {
       `${ms(r.half.p99)}${busy(r.half)} @${r.half.rate}/s`,
       rps(r.staticFloor.rps) + busy(r.staticFloor),
       r.staticRatio.toFixed(2),
+      rps(r.frameworkFloor.rps) + busy(r.frameworkFloor),
+      r.frameworkRatio.toFixed(2),
       r.directFloor ? rps(r.directFloor.rps) + busy(r.directFloor) : '-',
       r.directRatio !== null ? r.directRatio.toFixed(2) : '-',
       r.targets.length === 0 ? '(none set)' : r.targets.every((t) => t.met) ? 'yes' : `NO: ${r.targets.filter((t) => !t.met).map((t) => `${t.name} ${t.value.toFixed(2)} vs ${t.limit}`).join('; ')}`,
     ]),
-    [false, true, true, true, true, true, true, true, true, false],
+    [false, true, true, true, true, true, true, true, true, true, true, false],
   );
   out();
   out('per endpoint: response bytes, list total; CPU in cores during the peak runs: target / load client / rest of the machine');
   const cpu = (r: RunResult | null) => (r ? `${r.targetCpu?.toFixed(2) ?? '-'} / ${r.clientCpu.toFixed(2)} / ${r.otherCpu?.toFixed(2) ?? '-'}` : '-');
   table(
-    ['endpoint', 'bytes', 'total', 'server cpu', 'static floor cpu', 'direct floor cpu', 'paced client cpu', 'requests', 'failures', 'server RSS after'],
+    ['endpoint', 'bytes', 'total', 'server cpu', 'static floor cpu', 'framework floor cpu', 'direct floor cpu', 'paced client cpu', 'requests', 'failures', 'server RSS after'],
     report.endpoints.map((r) => [
       r.name,
       String(r.bytes),
       r.total === null ? '-' : String(r.total),
       cpu(r.server),
       cpu(r.staticFloor),
+      cpu(r.frameworkFloor),
       cpu(r.directFloor),
       r.half.clientCpu.toFixed(2),
       String(r.server.requests),
       String(r.server.failures + r.half.failures),
       r.serverMemoryAfter ? mib(r.serverMemoryAfter.rss) : '-',
     ]),
-    [false, true, true, true, true, true, true, true, true, true],
+    [false, true, true, true, true, true, true, true, true, true, true],
   );
-  const disturbed = report.endpoints.flatMap((r) => [r.server, r.half, r.staticFloor, r.directFloor]).filter((x) => x && (x.otherCpu ?? 0) > BUSY_CORES);
+  const disturbed = report.endpoints.flatMap((r) => [r.server, r.half, r.staticFloor, r.frameworkFloor, r.directFloor]).filter((x) => x && (x.otherCpu ?? 0) > BUSY_CORES);
   if (report.quietWaits.length) {
     const waited = report.quietWaits.reduce((n, w) => n + w.waitedMs, 0) / 1000;
     const notQuiet = report.quietWaits.filter((w) => !w.quiet).length;
