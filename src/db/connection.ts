@@ -36,6 +36,19 @@ export interface Store {
    * traces pays nothing. Statements on `sqlite` are not reported.
    */
   traceQueries(hook: (query: TracedQuery) => void): () => void;
+  /**
+   * A value that differs from every earlier one whenever the data may have changed: after a
+   * write on this connection (`total_changes()`), a commit by another connection or process
+   * (`PRAGMA data_version`), or `markChanged()`. Caches of values read from the store keep the
+   * stamp they were read under and drop them when it differs. Costs one small read (~1 µs plus
+   * a read transaction's locking; no table is touched).
+   */
+  changeStamp(): string;
+  /**
+   * Tells every cache over this store that its data changed by a means SQLite does not count
+   * (e.g. the whole database restored in place): the next `changeStamp()` differs.
+   */
+  markChanged(): void;
   close(): Promise<void>;
 }
 
@@ -80,10 +93,19 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   const database = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   let depth = 0;
+  const stampStatement = sqlite.prepare(CHANGE_STAMP_SQL);
+  let generation = 0;
   const store: Store = {
     db,
     sqlite,
     path,
+    changeStamp() {
+      const row = stampStatement.get() as { stamp: string };
+      return `${generation}:${row.stamp}`;
+    },
+    markChanged() {
+      generation++;
+    },
     traceQueries(hook) {
       const report = (event: LogEvent) => hook({ sql: event.query.sql, parameters: event.query.parameters });
       // Never destroyed: destroying a kysely instance closes the connection it was given.
@@ -114,6 +136,9 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   };
   return store;
 }
+
+/** The store's change stamp: this connection's changes and the commits of every other connection. */
+export const CHANGE_STAMP_SQL = "SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) AS stamp";
 
 /** Statements kept prepared for the query builder, by SQL text. */
 const STATEMENT_CACHE_SIZE = 256;

@@ -30,16 +30,28 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
+/** CRC-32 of an ASCII string (tokens are printable ASCII). */
 function crc32(text: string): number {
   let crc = 0xffffffff;
-  for (const byte of Buffer.from(text, 'utf8')) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff]! ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** The checksum characters of a token's random part: its CRC-32 in base62 (checked on every request, so no BigInt). */
+function checksumOf(random: string): string {
+  let value = crc32(random);
+  let out = '';
+  for (let i = 0; i < CHECKSUM_CHARS; i++) {
+    out = BASE62[value % 62] + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
 }
 
 /** A new raw token. Shown once to its creator; never stored. */
 export function generateToken(): string {
   const random = toBase62(BigInt(`0x${randomBytes(32).toString('hex')}`), RANDOM_CHARS);
-  return `${TOKEN_PREFIX}${random}${toBase62(BigInt(crc32(random)), CHECKSUM_CHARS)}`;
+  return `${TOKEN_PREFIX}${random}${checksumOf(random)}`;
 }
 
 /**
@@ -50,7 +62,7 @@ export function isWellFormedToken(token: string): boolean {
   if (!/^[\x21-\x7e]{32,512}$/.test(token)) return false;
   if (!token.startsWith(TOKEN_PREFIX) || token.length !== TOKEN_PREFIX.length + RANDOM_CHARS + CHECKSUM_CHARS) return true;
   const random = token.slice(TOKEN_PREFIX.length, TOKEN_PREFIX.length + RANDOM_CHARS);
-  return token.endsWith(toBase62(BigInt(crc32(random)), CHECKSUM_CHARS));
+  return token.endsWith(checksumOf(random));
 }
 
 /** Hex SHA-256 of a raw token: what the store keeps. */

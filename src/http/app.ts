@@ -8,7 +8,6 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import { requestId } from 'hono/request-id';
 import { SlidingWindowLimiter } from '../limiter/sliding-window.js';
 import { registerRoutes } from '../routes/index.js';
 import type { AppDeps, AppEnv } from './context.js';
@@ -19,6 +18,7 @@ import { observe } from './middleware/observe.js';
 import { registerDocsRoutes } from './docs.js';
 import { registerOperatorRoutes } from './operator.js';
 import { rateLimit } from './middleware/rate-limit.js';
+import { requestId } from './middleware/request-id.js';
 
 export const API_BASE = '/api/public/v1';
 export const OPENAPI_PATH = '/api/public/openapi.json';
@@ -60,7 +60,7 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
 
   const app = new OpenAPIHono<AppEnv>();
   app.use('*', observe(deps));
-  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', requestId());
   app.use('*', methodNotAllowed({
     app,
     onMethodNotAllowed: (_c, methods) => {

@@ -113,6 +113,59 @@ export function listTokens(store: Store, accountId?: string): ApiTokenRow[] {
   ) as ApiTokenRow[];
 }
 
+/** What authentication needs of a token: its account, scopes and validity. */
+export interface TokenForAuth {
+  tokenId: string;
+  account: AccountRow;
+  scopes: ReadonlySet<string>;
+  /** Expiry in ms since the epoch, or null for none. */
+  expiresAtMs: number | null;
+  revoked: boolean;
+}
+
+/** Tokens kept by one lookup; past it the cache starts over (an attacker's unknown tokens are never kept). */
+const TOKEN_CACHE_SIZE = 1024;
+
+/**
+ * A token lookup by hash (`hashToken`) for authenticating every request, with the answers kept
+ * in process until the store's data changes (`Store.changeStamp()`: any write on this
+ * connection, a commit by another process such as `outreach-api tokens revoke`, or
+ * `Store.markChanged()`), so a revocation takes effect on the very next request; expiry is
+ * checked by the caller against its clock. A hit costs the change stamp instead of the
+ * token/account join. Unknown hashes are not kept.
+ * @returns `find(tokenHash)`: the token, or undefined when no token has that hash.
+ */
+export function cachedTokenLookup(store: Store): (tokenHash: string) => TokenForAuth | undefined {
+  const statement = store.sqlite.prepare(`
+    SELECT t.id AS token_id, t.scopes, t.expires_at, t.revoked_at,
+           a.id, a.email, a.name, a.plan, a.plan_expires_at, a.created_at, a.updated_at
+    FROM api_tokens t JOIN accounts a ON a.id = t.account_id
+    WHERE t.token_hash = ?`);
+  let stamp = '';
+  const cache = new Map<string, TokenForAuth>();
+  return (tokenHash) => {
+    const now = store.changeStamp();
+    if (now !== stamp || cache.size >= TOKEN_CACHE_SIZE) {
+      cache.clear();
+      stamp = now;
+    }
+    const hit = cache.get(tokenHash);
+    if (hit) return hit;
+    const row = statement.get(tokenHash) as (AccountRow & { token_id: string; scopes: string; expires_at: string | null; revoked_at: string | null }) | undefined;
+    if (!row) return undefined;
+    const { token_id, scopes, expires_at, revoked_at, ...account } = row;
+    const token: TokenForAuth = {
+      tokenId: token_id,
+      account,
+      scopes: new Set(JSON.parse(scopes) as string[]),
+      expiresAtMs: expires_at === null ? null : Date.parse(expires_at),
+      revoked: revoked_at !== null,
+    };
+    cache.set(tokenHash, token);
+    return token;
+  };
+}
+
 /** Revokes a token; effective on the next request. @returns false when no such unrevoked token exists. */
 export function revokeToken(store: Store, tokenId: string, nowIso: string): boolean {
   const result = store.sqlite.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(nowIso, tokenId);

@@ -6,47 +6,34 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { isoAt } from '../../domain/clock.js';
-import type { AccountRow } from '../../db/schema.js';
 import { hashToken, isWellFormedToken } from '../../domain/tokens.js';
+import { cachedTokenLookup } from '../../repos/tokens.js';
 import type { AppDeps, AppEnv } from '../context.js';
 import { ApiError } from '../errors.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
-
-interface TokenWithAccount extends AccountRow {
-  token_id: string;
-  scopes: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
+const BEARER = /^Bearer +(\S+) *$/i;
 
 export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const { store, clock } = deps;
-  const findToken = store.sqlite.prepare(`
-    SELECT t.id AS token_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at,
-           a.id, a.email, a.name, a.plan, a.plan_expires_at, a.created_at, a.updated_at
-    FROM api_tokens t JOIN accounts a ON a.id = t.account_id
-    WHERE t.token_hash = ?`);
+  // Kept in process until the store's data changes: a revocation counts from the next request.
+  const findToken = cachedTokenLookup(store);
   const touch = store.sqlite.prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ?');
   const lastTouched = new Map<string, number>();
   const unauthorized = () => new ApiError('UNAUTHORIZED', 'A valid bearer token is required');
 
   return async (c, next) => {
     const header = c.req.header('authorization');
-    const match = header ? /^Bearer +(\S+) *$/i.exec(header) : null;
-    const token = match?.[1];
+    const token = header ? BEARER.exec(header)?.[1] : undefined;
     if (!token || !isWellFormedToken(token)) throw unauthorized();
-    const row = findToken.get(hashToken(token)) as TokenWithAccount | undefined;
+    const found = findToken(hashToken(token));
     const now = clock.now();
-    const nowIso = isoAt(now);
-    if (!row || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= nowIso)) throw unauthorized();
-    if (now - (lastTouched.get(row.token_id) ?? 0) >= LAST_USED_RESOLUTION_MS) {
-      lastTouched.set(row.token_id, now);
-      touch.run(nowIso, row.token_id);
+    if (!found || found.revoked || (found.expiresAtMs !== null && found.expiresAtMs <= now)) throw unauthorized();
+    if (now - (lastTouched.get(found.tokenId) ?? 0) >= LAST_USED_RESOLUTION_MS) {
+      lastTouched.set(found.tokenId, now);
+      touch.run(isoAt(now), found.tokenId);
     }
-    const { token_id, scopes, expires_at: _e, revoked_at: _r, last_used_at: _l, ...account } = row;
-    c.set('caller', { account, tokenId: token_id, scopes: new Set(JSON.parse(scopes) as string[]) });
+    c.set('caller', { account: found.account, tokenId: found.tokenId, scopes: found.scopes });
     await next();
   };
 }

@@ -7,6 +7,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
 import { ApiError } from '../errors.js';
+import { setResponseHeader } from '../response-headers.js';
 import type { SlidingWindowLimiter } from '../../limiter/sliding-window.js';
 
 export function rateLimit(limiter: SlidingWindowLimiter): MiddlewareHandler<AppEnv> {
@@ -15,11 +16,11 @@ export function rateLimit(limiter: SlidingWindowLimiter): MiddlewareHandler<AppE
   return async (c, next) => {
     const decision = limiter.check(c.get('caller').tokenId);
     const secondsToReset = Math.max(0, Math.ceil((decision.resetAtMs - decision.nowMs) / 1000));
-    c.header('X-RateLimit-Limit', String(decision.limit));
-    c.header('X-RateLimit-Remaining', String(decision.remaining));
-    c.header('X-RateLimit-Reset', String(Math.ceil(decision.resetAtMs / 1000)));
-    c.header('RateLimit-Policy', policy);
-    c.header('RateLimit', `"default";r=${decision.remaining};t=${secondsToReset}`);
+    setResponseHeader(c, 'X-RateLimit-Limit', String(decision.limit));
+    setResponseHeader(c, 'X-RateLimit-Remaining', String(decision.remaining));
+    setResponseHeader(c, 'X-RateLimit-Reset', String(Math.ceil(decision.resetAtMs / 1000)));
+    setResponseHeader(c, 'RateLimit-Policy', policy);
+    setResponseHeader(c, 'RateLimit', `"default";r=${decision.remaining};t=${secondsToReset}`);
     if (!decision.allowed) {
       const retryAfter = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
       throw new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${decision.limit} requests per ${windowSeconds} s exceeded; retry after ${retryAfter} s`, undefined, {

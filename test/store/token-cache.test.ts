@@ -1,0 +1,83 @@
+/**
+ * The authenticated token is kept in process (`cachedTokenLookup`, src/repos/tokens.ts) until
+ * the store's data changes: a repeated request does not look its token up again, and a
+ * revocation or a scope change, by this process, by another process (`outreach-api tokens
+ * revoke`) or by `Store.markChanged()`, counts from the very next request.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { isoAt } from '../../src/domain/clock.js';
+import { openStore, type Store } from '../../src/db/connection.js';
+import { cachedTokenLookup, createToken } from '../../src/repos/tokens.js';
+import { hashToken } from '../../src/domain/tokens.js';
+import { startTestServer, type TestServer } from '../helpers/harness.js';
+
+const run = promisify(execFile);
+const BIN = new URL('../../bin/outreach-api.js', import.meta.url).pathname;
+const ACCOUNT = { accounts: [{ id: 'acct_c', email: 'c@example.test', name: 'C', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }] };
+
+/** Counts the executions of statements prepared on `store` whose SQL matches `pattern`. */
+function countExecutions(store: Store, pattern: RegExp): { n: number } {
+  const counter = { n: 0 };
+  const prepare = store.sqlite.prepare.bind(store.sqlite);
+  (store.sqlite as { prepare: unknown }).prepare = (sql: string) => {
+    const statement = prepare(sql);
+    if (!pattern.test(sql)) return statement;
+    const get = statement.get.bind(statement);
+    return Object.assign(Object.create(statement) as object, {
+      get: (...params: unknown[]) => {
+        counter.n++;
+        return get(...params);
+      },
+    });
+  };
+  return counter;
+}
+
+describe('the token cache', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer({ fixture: ACCOUNT });
+  });
+  after(() => t.close());
+
+  it('looks a token up once while the data is unchanged, and again after any change', () => {
+    const lookups = countExecutions(t.store, /WHERE t\.token_hash = \?/);
+    const find = cachedTokenLookup(t.store);
+    const { row, token } = createToken(t.store, { accountId: 'acct_c', name: 'cached', scopes: ['projects:read'], expiresAt: null }, isoAt(t.clock.now()));
+    const hash = hashToken(token);
+    assert.equal(find(hash)?.tokenId, row.id);
+    assert.equal(find(hash)?.tokenId, row.id);
+    assert.equal(lookups.n, 1, 'the second lookup came from the cache');
+    t.store.markChanged();
+    assert.equal(find(hash)?.tokenId, row.id);
+    assert.equal(lookups.n, 2, 'markChanged() empties the cache (e.g. after a restore in place)');
+    assert.equal(find(hashToken(`${token}x`)), undefined);
+  });
+
+  it('sees a scope change committed by another connection on the next request', async () => {
+    const token = t.mintToken('acct_c', ['projects:read']);
+    assert.equal((await t.get('/projects', token)).status, 200);
+    assert.equal((await t.get('/projects', token)).status, 200);
+    const other = await openStore(t.store.path);
+    try {
+      other.sqlite.prepare('UPDATE api_tokens SET scopes = ? WHERE token_hash = ?').run('[]', hashToken(token));
+    } finally {
+      await other.close();
+    }
+    assert.equal((await t.get('/projects', token)).status, 403);
+  });
+
+  it('refuses a token revoked by `outreach-api tokens revoke` (another process) on the next request', async () => {
+    const token = t.mintToken('acct_c', []);
+    const me = await t.get('/me', token);
+    assert.equal(me.status, 200);
+    assert.equal((await t.get('/me', token)).status, 200);
+    const revoked = await run(process.execPath, [BIN, '--db', t.store.path, 'tokens', 'revoke', me.body.data.token.id], { cwd: join(BIN, '../..') });
+    assert.match(revoked.stdout, /revoked/);
+    assert.equal((await t.get('/me', token)).status, 401);
+  });
+});
