@@ -99,10 +99,19 @@ export function materialise(dir: string, name: string, bytes: Uint8Array): strin
   return file;
 }
 
+/** The file each addon loaded by `dlopenAddon` came from (a worker thread loads it again from there). */
+const addonFiles = new WeakMap<object, string>();
+
+/** The file `addon` (exports returned by `dlopenAddon`) was loaded from, or null. */
+export function addonFileOf(addon: unknown): string | null {
+  return typeof addon === 'object' && addon !== null ? (addonFiles.get(addon) ?? null) : null;
+}
+
 /** Loads a native addon from `file` and returns its exports. */
 export function dlopenAddon(file: string): unknown {
   const module = { exports: {} as unknown };
   process.dlopen(module, file, osConstants.dlopen.RTLD_NOW);
+  if (typeof module.exports === 'object' && module.exports !== null) addonFiles.set(module.exports, file);
   return module.exports;
 }
 

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from './domain/clock.js';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
+import { startBackgroundCheckpoints } from './db/checkpointer.js';
 import { migrate } from './db/migrate.js';
 import { createApp, type App } from './http/app.js';
 import { createLogger, type Logger } from './logger.js';
@@ -54,6 +55,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const logger = options.logger ?? createLogger(config.log);
   const store = options.store ?? (await openStore(config.db.path, { synchronous: config.db.synchronous }));
   migrate(store);
+  // WAL checkpoints in a worker thread, never inside a request's commit.
+  const checkpointer = startBackgroundCheckpoints(store, { logger });
   const metrics = config.metrics.enabled ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store) }) : undefined;
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };
   const workers = createWorkers({ store, clock, config, providers, logger, metrics });
@@ -66,6 +69,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     (s as import('node:http').Server).keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   }).catch(async (error: unknown) => {
     await workers.stop();
+    await checkpointer?.stop();
     providers.mail.close();
     throw error;
   });
@@ -85,6 +89,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       });
       await workers.stop();
       providers.mail.close();
+      await checkpointer?.stop();
       if (!options.store) await store.close();
     },
   };

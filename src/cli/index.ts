@@ -10,6 +10,7 @@ import { ConfigError, loadConfig, requireProviderSettings, type Config } from '.
 import { openStore, type Store } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
+import { limitYoungGeneration } from '../heap.js';
 import { createLogger } from '../logger.js';
 import { TokenError, createAccount, createToken, listAccounts, listTokens, revokeToken } from '../repos/tokens.js';
 import { startServer } from '../server.js';
@@ -98,6 +99,7 @@ export function buildCli(): Command {
     .action(async (options: { host?: string; port?: number; import?: string; demo?: boolean }, command: Command) => {
       const config = configOf(command, { 'server.host': options.host, 'server.port': options.port });
       requireProviderSettings(config); // before the database is touched
+      limitYoungGeneration();
       const logger = createLogger(config.log);
       const fresh = !existsSync(config.db.path);
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
