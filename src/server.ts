@@ -2,14 +2,13 @@
  * Starting and stopping the HTTP server (`outreach-api serve`): opens and migrates the store,
  * builds the app and listens. Background workers (outbox, discovery) start here too.
  */
-import { serve, type ServerType } from '@hono/node-server';
-import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from './domain/clock.js';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
 import { startBackgroundCheckpoints } from './db/checkpointer.js';
 import { migrate } from './db/migrate.js';
 import { createApp, type App } from './http/app.js';
+import { listen, type Listener } from './http/listen.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createProviders, type Providers } from './providers/index.js';
@@ -63,17 +62,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const app = createApp({ config, store, clock, logger, providers, metrics, workersRunning: () => workers.running, notify: (name) => workers[name].wake() });
   // Before the first request: recovery of interrupted work must not touch a new request's.
   workers.start();
-  const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s));
-    s.once('error', reject);
-    (s as import('node:http').Server).keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  }).catch(async (error: unknown) => {
+  // Deno.serve under Deno, @hono/node-server under Node: the same app either way.
+  const server: Listener = await listen(app.app.fetch, config.server.host, config.server.port).catch(async (error: unknown) => {
     await workers.stop();
     await checkpointer?.stop();
     providers.mail.close();
     throw error;
   });
-  const port = (server.address() as AddressInfo).port;
+  if (server.node) (server.node as import('node:http').Server).keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  const port = server.port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   return {
     origin: `http://${host}:${port}`,
@@ -83,10 +80,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     workers,
     metrics,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-      });
+      await server.close();
       await workers.stop();
       providers.mail.close();
       await checkpointer?.stop();

@@ -15,7 +15,7 @@
  *
  * Options: --scale F (dataset size factor, default 1), --seconds N (peak runs, default 6),
  * --paced-seconds N (default 5), --connections N (default 16), --only SUBSTRING (endpoints),
- * --server exe|bundle|source (default exe), --coldstart-runs N (default 5),
+ * --server exe|bundle|source|deno (default exe; deno: `deno run src/main.ts`, served by Deno.serve), --coldstart-runs N (default 5),
  * --quiet-budget S (total wait for a quiet machine, default 180), --force-generate, --no-coldstart, --strict (exit 1 when a target is missed).
  */
 import Database from 'better-sqlite3';
@@ -49,7 +49,7 @@ interface Options {
   pacedSeconds: number;
   connections: number;
   only?: string;
-  server: 'source' | 'bundle' | 'exe';
+  server: 'source' | 'bundle' | 'exe' | 'deno';
   coldstartRuns: number;
   forceGenerate: boolean;
   coldstart: boolean;
@@ -65,7 +65,7 @@ function parseArgs(argv: string[]): Options {
     return at >= 0 ? argv[at + 1] : undefined;
   };
   const server = value('--server') ?? 'exe';
-  if (!['source', 'bundle', 'exe'].includes(server)) throw new Error('--server must be source, bundle or exe');
+  if (!['source', 'bundle', 'exe', 'deno'].includes(server)) throw new Error('--server must be source, bundle, exe or deno');
   return {
     scale: Number(value('--scale') ?? 1),
     seconds: Number(value('--seconds') ?? 6),
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
 
   // The executable (the server under test, and the cold start), built before any load.
   let buildSeconds: number | null = null;
-  if (opts.coldstart || opts.server !== 'source') {
+  if (opts.coldstart || opts.server === 'exe' || opts.server === 'bundle') {
     const reason = buildReason();
     if (reason) {
       step(`${reason}: npm run build …`);
@@ -164,8 +164,14 @@ async function main(): Promise<void> {
   );
 
   // 4. The server under test.
-  const command =
-    opts.server === 'source' ? [process.execPath, join(ROOT, 'bin/outreach-api.js')] : opts.server === 'bundle' ? [process.execPath, BUNDLE] : [EXE];
+  const commands: Record<Options['server'], string[]> = {
+    source: [process.execPath, join(ROOT, 'bin/outreach-api.js')],
+    bundle: [process.execPath, BUNDLE],
+    exe: [EXE],
+    // The deno devDependency's binary itself (no wrapper process), so the pid measured is the server's.
+    deno: [join(ROOT, 'node_modules/deno/deno'), 'run', '--allow-all', join(ROOT, 'src/main.ts')],
+  };
+  const command = commands[opts.server];
   const server = await startServer(command, { db, config: configPath, logFile: serverLog });
   step(`server (${opts.server}) answering after ${server.readyMs.toFixed(0)} ms; floors up`);
 

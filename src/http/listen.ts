@@ -1,0 +1,69 @@
+/**
+ * Serving the app with the runtime's own HTTP server: `Deno.serve` under Deno (no Node
+ * compatibility layer between the socket and `app.fetch`), @hono/node-server under Node. Both
+ * call the same `fetch(request, env)`; under Node `env.outgoing` is the `ServerResponse` (see
+ * ./response-headers.ts).
+ */
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+
+/** What `Deno.serve` returns (the part used here). */
+interface DenoHttpServer {
+  addr: { port: number };
+  finished: Promise<void>;
+  shutdown(): Promise<void>;
+}
+interface DenoNamespace {
+  serve(options: { hostname: string; port: number; onListen?: (addr: { port: number }) => void }, handler: (request: Request) => Response | Promise<Response>): DenoHttpServer;
+}
+
+export interface Listener {
+  /** The port actually bound (config port 0: a free one). */
+  port: number;
+  /** Which server answers: `deno` (Deno.serve) or `node` (@hono/node-server). */
+  runtime: 'deno' | 'node';
+  /** The Node server (undefined under Deno), for connection-level settings and shutdown. */
+  node?: ServerType;
+  /** Stops accepting connections and resolves once the server is closed. */
+  close(): Promise<void>;
+}
+
+const deno = (globalThis as { Deno?: DenoNamespace }).Deno;
+
+/**
+ * Listens on `hostname:port` and serves `fetch`.
+ * @throws (rejects) when the address cannot be bound, e.g. EADDRINUSE.
+ */
+export async function listen(fetch: (request: Request, env?: unknown) => Response | Promise<Response>, hostname: string, port: number): Promise<Listener> {
+  if (deno) {
+    let server!: DenoHttpServer;
+    await new Promise<void>((resolve, reject) => {
+      try {
+        server = deno.serve({ hostname, port, onListen: () => resolve() }, (request) => fetch(request));
+      } catch (error) {
+        reject(error);
+      }
+    });
+    return {
+      port: server.addr.port,
+      runtime: 'deno',
+      async close() {
+        await server.shutdown();
+      },
+    };
+  }
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch, hostname, port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    runtime: 'node',
+    node: server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
+  };
+}
