@@ -20,7 +20,7 @@
  */
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
@@ -108,6 +108,7 @@ interface EndpointResult {
 
 async function main(): Promise<void> {
   const wallStart = performance.now();
+  const loadAverageStart = loadAverage();
   const opts = parseArgs(process.argv.slice(2));
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const work = join(BENCH_DIR, 'work');
@@ -271,6 +272,7 @@ async function main(): Promise<void> {
     step(`limiter on: GET /me ${limiterHttp.rps.toFixed(0)} req/s (off: ${limiterHttp.rpsOff.toFixed(0)}), ${limiterHttp.usPerRequest.toFixed(2)} µs per request`);
   }
   await server.stop();
+  const checkpoints = checkpointSummary(serverLog);
 
   // 5b. The limiter micro-benchmark, in its own process.
   await quiet('the limiter micro-benchmark');
@@ -324,6 +326,8 @@ async function main(): Promise<void> {
     serverCommand: command.map((p) => p.replace(`${ROOT}/`, '')),
     serverReadyMs: server.readyMs,
     serverMemory,
+    checkpoints,
+    loadAverage: { start: loadAverageStart, end: loadAverage() },
     endpoints: results,
     limiter: { micro: limiter, http: limiterHttp },
     coldStart: cold,
@@ -336,6 +340,19 @@ async function main(): Promise<void> {
   printReport(report);
   out(`results: .bench/results-${stamp}.json (and .bench/results-latest.json)`);
   if (opts.strict && (results.some((r) => r.targets.some((t) => !t.met)) || global.some((t) => !t.met))) process.exitCode = 1;
+}
+
+/** The machine's load average over 1, 5 and 15 minutes (other engineers share it). */
+function loadAverage(): number[] {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
+}
+
+/** The server's summary of its background WAL checkpoints (its last such log line), or null. */
+function checkpointSummary(logFile: string): { count: number; totalMs: number; maxMs: number } | null {
+  const lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('wal checkpoints in the background'));
+  if (lines.length === 0) return null;
+  const last = JSON.parse(lines[lines.length - 1]!) as { count: number; totalMs: number; maxMs: number };
+  return { count: last.count, totalMs: last.totalMs, maxMs: last.maxMs };
 }
 
 function table(header: string[], rows: string[][], right: boolean[]): void {
@@ -358,6 +375,8 @@ function printReport(report: {
   targets: { name: string; met: boolean; value: string; limit: string }[];
   buildSeconds: number | null;
   wallSeconds: number;
+  checkpoints: { count: number; totalMs: number; maxMs: number } | null;
+  loadAverage: { start: number[]; end: number[] };
 }): void {
   const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
   /** Marks a figure from a run during which another process used more than a third of a core. */
@@ -422,6 +441,11 @@ function printReport(report: {
     );
   }
   out();
+  out(`load average (1, 5, 15 min) at the start ${report.loadAverage.start.join(', ')}, at the end ${report.loadAverage.end.join(', ')}`);
+  if (report.checkpoints) {
+    const c = report.checkpoints;
+    out(`WAL checkpoints in the server's background thread: ${c.count}, ${c.totalMs} ms in all, the longest ${c.maxMs} ms (none inside a request)`);
+  }
   if (report.serverMemory) out(`server peak RSS (VmHWM) ${mib(report.serverMemory.peakRss)}, RSS at the end ${mib(report.serverMemory.rss)}`);
   if (report.coldStart) {
     const c = report.coldStart;
