@@ -16,6 +16,7 @@ import { TokenError, createAccount, createToken, listAccounts, listTokens, revok
 import { startServer } from '../server.js';
 import { PLANS } from '../domain/enums.js';
 import { VERSION } from '../version.js';
+import { registerBacklinksCommand } from './backlinks.js';
 import { registerBackupCommand } from './backup.js';
 import { parseDuration } from './duration.js';
 import { HELP_CONFIGURATION, envOf } from './help.js';
@@ -271,6 +272,7 @@ export function buildCli(): Command {
     });
 
   registerBackupCommand(program, (command) => configOf(command), (message) => new CliError(message));
+  registerBacklinksCommand(program, (command) => configOf(command), (message) => new CliError(message));
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
   return program;

@@ -13,6 +13,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import { TextDecoder } from 'node:util';
 import ipaddr from 'ipaddr.js';
 import { ProviderError } from './types.js';
 
@@ -71,12 +72,33 @@ function guardedLookup(forbidden: (address: string) => boolean) {
   };
 }
 
+/** Options of `safeOpen`: the guards, plus request headers and connection reuse. */
+export interface SafeOpenOptions extends SafeFetchOptions {
+  /** Request headers, over the defaults (`accept` for HTML, `user-agent` of the contact finder). */
+  headers?: Record<string, string>;
+  /** Agents to reuse connections with (keep-alive); default: Node's global agents. */
+  agents?: { http?: http.Agent; https?: https.Agent };
+}
+
+/** A final (non-redirect) response whose body is not read yet: read it with `readBody` or `discard` it. */
+export interface SafeResponse {
+  /** The final URL, after redirects. */
+  url: string;
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: http.IncomingMessage;
+  /** Aborts when the fetch's `timeoutMs` budget (redirects and body included) runs out. */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
 /**
- * GETs `url` under the guards above.
- * @throws ProviderError: `retryable` false for a refused target, a non-http(s) URL, too many
- * redirects or an over-large body; true for network failures, timeouts and 5xx answers.
+ * GETs `url` under the guards above and resolves at the final response's headers: every redirect
+ * hop is checked as the first request is, and the `timeoutMs` budget goes on covering the body.
+ * @throws ProviderError (`retryable` false) for a refused target, a non-http(s) URL or too many
+ * redirects; (`retryable` true) for network failures and timeouts.
  */
-export async function safeFetch(url: string, options: SafeFetchOptions): Promise<FetchedPage> {
+export async function safeOpen(url: string, options: SafeOpenOptions): Promise<SafeResponse> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   const forbidden = options.allowPrivateNetworks ? () => false : (options.isForbidden ?? isForbiddenAddress);
   let current = new URL(url);
@@ -84,7 +106,7 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
     if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new ProviderError(`refused to fetch a ${current.protocol} URL`, false);
     const host = current.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) && forbidden(host)) throw refused(host);
-    const response = await get(current, forbidden, options.timeoutMs, signal);
+    const response = await get(current, forbidden, options, signal);
     const location = response.headers.location;
     if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
       response.resume();
@@ -92,26 +114,40 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
       current = new URL(location, current);
       continue;
     }
-    const body = await readLimited(response, options.maxBytes, signal, options.timeoutMs);
-    const status = response.statusCode ?? 0;
-    if (status >= 500 || status === 429) throw new ProviderError(`${current.host} answered HTTP ${status}`);
-    return { url: current.href, status, contentType: String(response.headers['content-type'] ?? ''), body: decode(body, response.headers['content-type']) };
+    return { url: current.href, status: response.statusCode ?? 0, headers: response.headers, body: response, signal, timeoutMs: options.timeoutMs };
   }
 }
 
-function get(target: URL, forbidden: (address: string) => boolean, timeoutMs: number, signal: AbortSignal): Promise<http.IncomingMessage> {
+/**
+ * GETs `url` under the guards above and reads the whole body.
+ * @throws ProviderError: `retryable` false for a refused target, a non-http(s) URL, too many
+ * redirects or an over-large body; true for network failures, timeouts and 5xx answers.
+ */
+export async function safeFetch(url: string, options: SafeFetchOptions): Promise<FetchedPage> {
+  const response = await safeOpen(url, options);
+  const chunks: Buffer[] = [];
+  await readBody(response, options.maxBytes, (chunk) => chunks.push(chunk));
+  const { status } = response;
+  if (status >= 500 || status === 429) throw new ProviderError(`${new URL(response.url).host} answered HTTP ${status}`);
+  const contentType = String(response.headers['content-type'] ?? '');
+  return { url: response.url, status, contentType, body: decode(Buffer.concat(chunks), contentType) };
+}
+
+function get(target: URL, forbidden: (address: string) => boolean, options: SafeOpenOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
   const client = target.protocol === 'https:' ? https : http;
+  const agent = target.protocol === 'https:' ? options.agents?.https : options.agents?.http;
   return new Promise((resolve, reject) => {
     const request = client.get(
       target,
       {
         lookup: guardedLookup(forbidden) as unknown as http.RequestOptions['lookup'],
         signal,
-        headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'user-agent': 'outreach-api contact finder' },
+        ...(agent ? { agent } : {}),
+        headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'user-agent': 'outreach-api contact finder', ...options.headers },
       },
       resolve,
     );
-    request.on('error', (error) => reject(toProviderError(error, target, signal, timeoutMs)));
+    request.on('error', (error) => reject(toProviderError(error, target, signal, options.timeoutMs)));
   });
 }
 
@@ -121,37 +157,55 @@ function toProviderError(error: Error, target: URL, signal: AbortSignal, timeout
   return new ProviderError(`fetching ${target.host} failed (${(error as NodeJS.ErrnoException).code ?? error.name})`);
 }
 
-function readLimited(response: http.IncomingMessage, maxBytes: number, signal: AbortSignal, timeoutMs: number): Promise<Buffer> {
+/**
+ * Reads `response`'s body chunk by chunk into `onChunk`, at most `maxBytes` bytes (a declared
+ * `Content-Length` over it fails at once), within the fetch's time budget. Nothing is kept here:
+ * memory is what `onChunk` keeps.
+ * @throws ProviderError (`retryable` false) for a body over `maxBytes`; (true) for a timeout or a
+ * connection closed before the body was complete.
+ */
+export function readBody(response: SafeResponse, maxBytes: number, onChunk: (chunk: Buffer) => void): Promise<void> {
+  const { body, signal, timeoutMs } = response;
+  const tooLarge = () => new ProviderError(`the page is larger than ${maxBytes} bytes`, false);
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
-    response.destroy();
-    return Promise.reject(new ProviderError(`the page is larger than ${maxBytes} bytes`, false));
+    body.destroy();
+    return Promise.reject(tooLarge());
   }
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
     let size = 0;
-    response.on('data', (chunk: Buffer) => {
+    body.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
-        response.destroy();
-        reject(new ProviderError(`the page is larger than ${maxBytes} bytes`, false));
-      } else chunks.push(chunk);
+        body.destroy();
+        reject(tooLarge());
+      } else onChunk(chunk);
     });
     const failed = () =>
       reject(new ProviderError(signal.aborted ? `fetching the page took longer than ${timeoutMs} ms` : 'the connection closed before the page was complete'));
-    response.on('end', () => resolve(Buffer.concat(chunks)));
-    response.on('error', failed);
-    response.on('close', () => {
-      if (!response.complete) failed();
+    body.on('end', () => resolve());
+    body.on('error', failed);
+    body.on('close', () => {
+      if (!body.complete) failed();
     });
   });
 }
 
-function decode(body: Buffer, contentType: string | undefined): string {
+/** Drops a response's body unread (closing its connection rather than downloading it). */
+export function discard(response: SafeResponse): void {
+  response.body.destroy();
+}
+
+/** A text decoder for the charset of a `Content-Type` (UTF-8 when it names none or an unknown one). */
+export function decoderFor(contentType: string | undefined): TextDecoder {
   const charset = /charset=["']?([\w-]+)/i.exec(contentType ?? '')?.[1];
   try {
-    return new TextDecoder(charset ?? 'utf-8').decode(body);
+    return new TextDecoder(charset ?? 'utf-8');
   } catch {
-    return new TextDecoder('utf-8').decode(body);
+    return new TextDecoder('utf-8');
   }
+}
+
+function decode(body: Buffer, contentType: string | undefined): string {
+  return decoderFor(contentType).decode(body);
 }

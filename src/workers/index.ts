@@ -1,7 +1,8 @@
 /**
- * The background workers of the server process: the reply outbox, contact discovery, and the
- * purge of expired idempotency keys. `startServer` builds, starts and stops them; tests drive
- * them with `runOnce()` / `drain()` and a fake clock.
+ * The background workers of the server process: the reply outbox, contact discovery, the
+ * purge of expired idempotency keys, and the backlink monitor (started when `monitor.enabled`).
+ * `startServer` builds, starts and stops them; tests drive them with `runOnce()` / `drain()` and
+ * a fake clock.
  */
 import { isoAt, type Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
@@ -11,6 +12,7 @@ import type { Metrics } from '../metrics.js';
 import type { Providers } from '../providers/index.js';
 import { purgeExpiredKeys, releaseAbandonedKeys } from '../repos/idempotency-keys.js';
 import { createDiscoveryWorker, recoverInterruptedJobs } from './contact-discovery.js';
+import { createMonitorWorker } from './monitor.js';
 import { createOutboxWorker } from './outbox.js';
 import { createWorker, type Worker } from './worker.js';
 
@@ -22,6 +24,8 @@ export interface Workers {
   discovery: Worker;
   /** Deletes idempotency keys past their 24 h. */
   purge: Worker;
+  /** The backlink monitor (decisions.md §13); its timer runs only when `monitor.enabled`. */
+  monitor: Worker;
   /** Recovers what a stopped process left mid-way, then starts every timer. */
   start(): void;
   /** True from `start()` until `stop()` (for `/readyz`). */
@@ -43,12 +47,14 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
   const outbox = createOutboxWorker({ store, clock, config, mail: providers.mail, logger, metrics });
   const discovery = createDiscoveryWorker({ store, clock, config, finder: providers.contactFinder, logger });
   const purge = createWorker('idempotency-purge', PURGE_INTERVAL_MS, async () => purgeExpiredKeys(store, isoAt(clock.now())), logger);
-  const all = [outbox, discovery, purge];
+  const monitor = createMonitorWorker({ store, clock, config, logger, metrics });
+  const all = [outbox, discovery, purge, ...(config.monitor.enabled ? [monitor] : [])];
   let running = false;
   return {
     outbox,
     discovery,
     purge,
+    monitor,
     start() {
       // No request is served yet: whatever is in flight belongs to a process that is gone.
       const released = releaseAbandonedKeys(store);
@@ -62,7 +68,7 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
     },
     async stop() {
       running = false;
-      await Promise.all(all.map((w) => w.stop()));
+      await Promise.all([outbox, discovery, purge, monitor].map((w) => w.stop()));
     },
   };
 }

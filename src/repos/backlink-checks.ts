@@ -1,0 +1,169 @@
+/**
+ * The backlink monitor's statements (decisions.md §13): which backlinks a pass checks, in what
+ * order, and recording one check — the `backlink_checks` row and the backlink's new `status`,
+ * `observed_anchor`, `last_checked_at` and `updated_at` — in one transaction. The `row_counts`
+ * triggers (sql/0003_row_counts.sql) keep the list totals and pipeline counts exact.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Store } from '../db/connection.js';
+import type { BacklinksTable, Database } from '../db/schema.js';
+
+/** Which backlinks a pass may check; every given field narrows it (all of them: every backlink). */
+export interface BacklinkScope {
+  projectId?: string;
+  siteId?: string;
+  /** These backlinks only. */
+  backlinkIds?: readonly string[];
+}
+
+/** A backlink as the monitor reads it. */
+export interface MonitorCandidate {
+  id: string;
+  sourceUrl: string;
+  targetUrl: string;
+  /** The position of the row in the walk (`''` for a never-checked one), for the next batch. */
+  cursor: string;
+}
+
+/**
+ * What a pass walks: `due` (decisions.md §13 "What is checked"): non-`closed` backlinks never
+ * checked or last checked before `before` (ISO), never-checked first, then the oldest, ties by id;
+ * `all`: every non-`closed` backlink in scope, by id.
+ */
+export type Walk = { kind: 'due'; before: string } | { kind: 'all' };
+
+// The due walk's key: `coalesce(last_checked_at, '')` sorts a never-checked row first and lets
+// the partial index backlinks_monitor_due (sql/0004_backlink_monitor.sql) serve the walk.
+const dueKey = sql<string>`coalesce(last_checked_at, '')`;
+
+function scoped(db: Kysely<Database>, scope: BacklinkScope, walk: Walk) {
+  return db
+    .selectFrom('backlinks')
+    .where('status', '<>', 'closed')
+    .$if(scope.projectId !== undefined, (qb) => qb.where('project_id', '=', scope.projectId!))
+    .$if(scope.siteId !== undefined, (qb) => qb.where('site_id', '=', scope.siteId!))
+    .$if(scope.backlinkIds !== undefined, (qb) => qb.where('id', 'in', scope.backlinkIds!.length ? scope.backlinkIds! : ['']))
+    .$if(walk.kind === 'due', (qb) => qb.where(dueKey, '<', walk.kind === 'due' ? walk.before : ''));
+}
+
+/** How many backlinks `walk` would check now (for a progress bar). */
+export async function countMonitorCandidates(db: Kysely<Database>, scope: BacklinkScope, walk: Walk): Promise<number> {
+  const row = await scoped(db, scope, walk)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * The next `limit` backlinks of `walk` after position `after` (null: from the start). A row
+ * checked meanwhile leaves a due walk (its `last_checked_at` moves past `before`) and keeps its
+ * place in an `all` walk, so a walk visits every row at most once.
+ */
+export async function nextMonitorCandidates(
+  db: Kysely<Database>,
+  scope: BacklinkScope,
+  walk: Walk,
+  after: { cursor: string; id: string } | null,
+  limit: number,
+): Promise<MonitorCandidate[]> {
+  if (walk.kind === 'all') {
+    const rows = await scoped(db, scope, walk)
+      .select(['id', 'source_url', 'target_url'])
+      .$if(after !== null, (qb) => qb.where('id', '>', after!.id))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.id, sourceUrl: r.source_url, targetUrl: r.target_url, cursor: '' }));
+  }
+  const rows = await scoped(db, scope, walk)
+    .select(['id', 'source_url', 'target_url'])
+    .select(dueKey.as('due_key'))
+    .$if(after !== null, (qb) => qb.where((eb) => eb(eb.tuple(dueKey, eb.ref('id')), '>', eb.tuple(after!.cursor, after!.id))))
+    .orderBy(dueKey)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.id, sourceUrl: r.source_url, targetUrl: r.target_url, cursor: String(r.due_key) }));
+}
+
+/** The newest check of a backlink, as rule 5 of decisions.md §13 compares with it. */
+export interface PreviousCheckRow {
+  targetFound: boolean;
+  observedAnchor: string | null;
+  observedRel: string[];
+}
+
+/** A check to record (decisions.md §13 "The check record"). */
+export interface NewCheck {
+  id: string;
+  status: Exclude<BacklinksTable['status'], 'pending' | 'closed'>;
+  requestedSourceUrl: string;
+  finalSourceUrl: string | null;
+  httpStatus: number | null;
+  targetFound: boolean;
+  observedTargetUrl: string | null;
+  observedAnchor: string | null;
+  observedRel: string[];
+  /** ISO 8601. */
+  checkedAt: string;
+}
+
+const statements = new WeakMap<Store, ReturnType<typeof prepare>>();
+
+function prepare(store: Store) {
+  const { sqlite } = store;
+  return {
+    previous: sqlite.prepare(
+      'SELECT target_found, observed_anchor, observed_rel FROM backlink_checks WHERE backlink_id = ? ORDER BY checked_at DESC, id DESC LIMIT 1',
+    ),
+    insert: sqlite.prepare(`INSERT INTO backlink_checks (id, backlink_id, status, requested_source_url, final_source_url, http_status,
+      target_found, observed_target_url, observed_anchor, observed_rel, has_error, checked_at)
+      VALUES (@id, @backlinkId, @status, @requestedSourceUrl, @finalSourceUrl, @httpStatus,
+      @targetFound, @observedTargetUrl, @observedAnchor, @observedRel, @hasError, @checkedAt)`),
+    // decisions.md §13: observed_anchor moves only when the link was found.
+    update: sqlite.prepare(`UPDATE backlinks SET status = @status, last_checked_at = @checkedAt, updated_at = @checkedAt,
+      observed_anchor = CASE WHEN @targetFound = 1 THEN @observedAnchor ELSE observed_anchor END
+      WHERE id = @backlinkId AND status <> 'closed'`),
+  };
+}
+
+/**
+ * Records one check of backlink `backlinkId` in one transaction: reads its newest check, lets
+ * `decide` turn it into the new check, inserts that and moves the backlink's `status`,
+ * `last_checked_at`, `updated_at` and (when found) `observed_anchor`.
+ * @returns the recorded check, or null (nothing written) when the backlink is gone or `closed`.
+ */
+export function recordBacklinkCheck(store: Store, backlinkId: string, decide: (previous: PreviousCheckRow | null) => NewCheck): NewCheck | null {
+  let s = statements.get(store);
+  if (!s) statements.set(store, (s = prepare(store)));
+  const st = s;
+  return store.transaction(() => {
+    const row = st.previous.get(backlinkId) as { target_found: number; observed_anchor: string | null; observed_rel: string } | undefined;
+    const check = decide(row ? { targetFound: row.target_found === 1, observedAnchor: row.observed_anchor, observedRel: JSON.parse(row.observed_rel) as string[] } : null);
+    const values = {
+      ...check,
+      backlinkId,
+      targetFound: check.targetFound ? 1 : 0,
+      observedRel: JSON.stringify(check.observedRel),
+      hasError: check.status === 'error' ? 1 : 0,
+    };
+    // The update first: it finds nothing for a closed or deleted backlink, and then nothing is written.
+    if (Number(st.update.run(values).changes) === 0) return null;
+    st.insert.run(values);
+    return check;
+  });
+}
+
+/** The ids of `scope` (project, site, backlinks) that name no record, e.g. `project prj_x`. */
+export async function unknownScopeIds(db: Kysely<Database>, scope: BacklinkScope): Promise<string[]> {
+  const unknown: string[] = [];
+  if (scope.projectId !== undefined && !(await db.selectFrom('projects').select('id').where('id', '=', scope.projectId).executeTakeFirst())) {
+    unknown.push(`project ${scope.projectId}`);
+  }
+  if (scope.siteId !== undefined && !(await db.selectFrom('sites').select('id').where('id', '=', scope.siteId).executeTakeFirst())) unknown.push(`site ${scope.siteId}`);
+  if (scope.backlinkIds?.length) {
+    const found = new Set((await db.selectFrom('backlinks').select('id').where('id', 'in', scope.backlinkIds).execute()).map((r) => r.id));
+    for (const id of scope.backlinkIds) if (!found.has(id)) unknown.push(`backlink ${id}`);
+  }
+  return unknown;
+}

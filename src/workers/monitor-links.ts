@@ -1,0 +1,160 @@
+/**
+ * Finding a backlink on a page (decisions.md §13 "Finding the link"): the URL normalisation that
+ * decides whether an href is the backlink's `targetUrl`, and a streaming scan of an HTML body
+ * (htmlparser2) that reports the first matching `<a href>` / `<area href>` in document order, its
+ * anchor text and `rel`, and whether the page's robots directives say `nofollow`.
+ */
+import { Parser } from 'htmlparser2';
+
+/**
+ * The form two URLs are compared in (decisions.md §13): `http` and `https` alike, host
+ * lower-cased without a leading `www.`, the scheme's default port dropped, an empty path as `/`
+ * and a trailing `/` ignored, the fragment dropped, the query as its parameters sorted (by name,
+ * then value) with every `utm_*` parameter removed.
+ *
+ * `href` is resolved against `base` when given (WHATWG URL rules).
+ * @returns the comparison key, e.g. `//example.com/a?b=1&c=2`; null for an unparsable URL or a
+ * scheme other than http(s) (`mailto:`, `javascript:`…), which never match.
+ */
+export function normaliseUrl(href: string, base?: string | URL): string | null {
+  let url: URL;
+  try {
+    url = new URL(href, base);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  const host = url.hostname.replace(/^www\./, '');
+  const port = url.port ? `:${url.port}` : '';
+  const path = url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+  const params = [...url.searchParams].filter(([name]) => !name.toLowerCase().startsWith('utm_'));
+  params.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  const query = params.length ? `?${new URLSearchParams(params).toString()}` : '';
+  return `//${host}${port}${path || ''}${query}`;
+}
+
+/** What a page says about the backlink (decisions.md §13 "The check record"). */
+export interface LinkScan {
+  /** The first `<a href>`/`<area href>` whose resolved URL matches the target, or null. */
+  match: { observedTargetUrl: string; observedAnchor: string; rel: string[] } | null;
+  /** `<meta name="robots|googlebot">` on the page says `nofollow` or `none`. */
+  metaNofollow: boolean;
+}
+
+/** `rel`-like token lists: lower-cased, deduplicated, sorted. */
+export const relTokens = (value: string | undefined | null): string[] =>
+  [...new Set((value ?? '').toLowerCase().split(/[\s,]+/).filter(Boolean))].sort();
+
+const saysNofollow = (directives: string[]) => directives.includes('nofollow') || directives.includes('none');
+
+/** Directives of X-Robots-Tag that carry a value after a colon, so the colon names no crawler. */
+const VALUED_DIRECTIVES = new Set(['unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview']);
+
+/**
+ * Whether `X-Robots-Tag` header values say `nofollow` or `none` for every crawler, for
+ * `googlebot` or for our token `outreach-api-monitor` (a `name:` prefix scopes the directives
+ * after it to that crawler, as search engines read it).
+ */
+export function headerNofollow(values: string | string[] | undefined): boolean {
+  for (const value of typeof values === 'string' ? [values] : (values ?? [])) {
+    let scope: string | null = null;
+    for (const item of value.split(',')) {
+      let directive = item.trim().toLowerCase();
+      const scoped = /^([a-z0-9_.-]+)\s*:\s*(.*)$/.exec(directive);
+      if (scoped && !VALUED_DIRECTIVES.has(scoped[1]!)) {
+        scope = scoped[1]!;
+        directive = scoped[2]!;
+      }
+      if ((scope === null || scope === 'googlebot' || scope === 'outreach-api-monitor') && saysNofollow([directive])) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * A streaming scan of one HTML page for `targetUrl`: `write` the decoded text as it arrives,
+ * then `end()` for the result. Memory is the parser's small buffer plus the matching link's text,
+ * whatever the size of the page.
+ *
+ * Links resolve against `pageUrl`, or against the first `<base href>` once it has been seen (HTML
+ * puts `<base>` in `<head>`, before any link). The anchor text is the match's text with
+ * whitespace collapsed and trimmed, else the `alt` of the first `<img>` inside it, else `""`.
+ */
+export class LinkScanner {
+  private readonly target: string | null;
+  private base: URL;
+  private baseSeen = false;
+  private match: LinkScan['match'] = null;
+  private metaNofollow = false;
+  /** While inside the matching `<a>`: its nesting depth, collected text and first image alt. */
+  private capture: { depth: number; text: string[]; alt: string | null } | null = null;
+  private readonly parser: Parser;
+
+  constructor(targetUrl: string, pageUrl: string) {
+    this.target = normaliseUrl(targetUrl);
+    this.base = new URL(pageUrl);
+    this.parser = new Parser(
+      {
+        onopentag: (name, attributes) => this.open(name, attributes),
+        ontext: (text) => {
+          if (this.capture) this.capture.text.push(text);
+        },
+        onclosetag: (name) => {
+          if (name !== 'a' || !this.capture) return;
+          if (--this.capture.depth === 0) this.finishCapture();
+        },
+      },
+      { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+    );
+  }
+
+  private open(name: string, attributes: Record<string, string>): void {
+    if (this.capture) {
+      if (name === 'a') this.capture.depth++;
+      else if (name === 'img' && this.capture.alt === null && attributes.alt !== undefined) this.capture.alt = attributes.alt;
+      return;
+    }
+    if (name === 'base' && !this.baseSeen && attributes.href !== undefined) {
+      this.baseSeen = true;
+      try {
+        this.base = new URL(attributes.href, this.base);
+      } catch {
+        // an unusable <base href> leaves the page URL as the base, as browsers do
+      }
+    } else if (name === 'meta' && !this.metaNofollow) {
+      const metaName = (attributes.name ?? '').trim().toLowerCase();
+      if ((metaName === 'robots' || metaName === 'googlebot') && saysNofollow(relTokens(attributes.content))) this.metaNofollow = true;
+    } else if ((name === 'a' || name === 'area') && this.match === null && this.target !== null && attributes.href !== undefined) {
+      const href = attributes.href.trim();
+      if (normaliseUrl(href, this.base) !== this.target) return;
+      this.match = { observedTargetUrl: new URL(href, this.base).href, observedAnchor: '', rel: relTokens(attributes.rel) };
+      if (name === 'a') this.capture = { depth: 1, text: [], alt: null };
+    }
+  }
+
+  private finishCapture(): void {
+    const capture = this.capture!;
+    this.capture = null;
+    const text = capture.text.join('').replace(/\s+/g, ' ').trim();
+    this.match!.observedAnchor = text || (capture.alt ?? '').replace(/\s+/g, ' ').trim();
+  }
+
+  /** Feeds the next piece of the page's text. */
+  write(text: string): void {
+    this.parser.write(text);
+  }
+
+  /** Ends the page (an unclosed matching `<a>` ends with it) and returns what was found. */
+  end(): LinkScan {
+    this.parser.end();
+    if (this.capture) this.finishCapture();
+    return { match: this.match, metaNofollow: this.metaNofollow };
+  }
+}
+
+/** Scans a whole page held in memory (tests, small pages). */
+export function scanHtml(html: string, targetUrl: string, pageUrl: string): LinkScan {
+  const scanner = new LinkScanner(targetUrl, pageUrl);
+  scanner.write(html);
+  return scanner.end();
+}

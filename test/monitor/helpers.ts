@@ -1,0 +1,139 @@
+/**
+ * Shared setup of the monitor tests: a real SQLite file with one account, project and site and
+ * the backlinks a test names (through the importer), the monitor's configuration for loopback
+ * (`monitor.allowPrivateNetworks` on, no per-host delay unless asked), a fake clock, and readers
+ * of what a pass wrote.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeClock, isoAt } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openStore, type Store } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrate.js';
+import { importDocument } from '../../src/import/index.js';
+import { silentLogger } from '../../src/logger.js';
+import { runMonitorPass, type PassOptions } from '../../src/workers/monitor.js';
+
+export const T0 = '2026-03-01T09:00:00.000Z';
+export const TARGET = 'https://www.acme.test/guide/';
+
+export interface BacklinkSpec {
+  id: string;
+  sourceUrl: string;
+  targetUrl?: string;
+  status?: string;
+  observedAnchor?: string | null;
+  lastCheckedAt?: string | null;
+  checks?: Record<string, unknown>[];
+  siteId?: string;
+}
+
+/** The import document of one account with two sites and `backlinks`. */
+export function documentOf(backlinks: BacklinkSpec[]) {
+  const stamp = { createdAt: T0, updatedAt: T0 };
+  return {
+    accounts: [{ id: 'acct_m', email: 'm@acme.test', name: 'M', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00.000Z', ...stamp }],
+    projects: [{ id: 'prj_m', accountId: 'acct_m', name: 'Monitor', ...stamp }],
+    sites: [
+      { id: 'site_m', projectId: 'prj_m', name: 'Acme', domain: 'acme.test', url: 'https://acme.test/', status: 'active', ...stamp },
+      { id: 'site_n', projectId: 'prj_m', name: 'Other', domain: 'other.test', url: 'https://other.test/', status: 'active', ...stamp },
+    ],
+    backlinks: backlinks.map((b) => ({
+      id: b.id,
+      siteId: b.siteId ?? 'site_m',
+      source: 'outreach',
+      acquisitionOrigin: 'unknown',
+      sourceUrl: b.sourceUrl,
+      targetUrl: b.targetUrl ?? TARGET,
+      category: 'resource_page',
+      status: b.status ?? 'pending',
+      observedAnchor: b.observedAnchor ?? null,
+      lastCheckedAt: b.lastCheckedAt ?? null,
+      ...stamp,
+      checks: b.checks ?? [],
+    })),
+  };
+}
+
+export interface MonitorFixture {
+  store: Store;
+  clock: FakeClock;
+  config: Config;
+  dir: string;
+  dbPath: string;
+  pass(options?: PassOptions, monitor?: Record<string, unknown>): ReturnType<typeof runMonitorPass>;
+  backlink(id: string): { status: string; observed_anchor: string | null; last_checked_at: string | null; updated_at: string };
+  checks(id: string): CheckRow[];
+  close(): Promise<void>;
+}
+
+export interface CheckRow {
+  id: string;
+  status: string;
+  requested_source_url: string;
+  final_source_url: string | null;
+  http_status: number | null;
+  target_found: number;
+  observed_target_url: string | null;
+  observed_anchor: string | null;
+  observed_rel: string;
+  has_error: number;
+  checked_at: string;
+}
+
+/** Monitor settings for loopback tests, over `config.monitor`'s defaults. */
+export const LOOPBACK = { 'monitor.allowPrivateNetworks': true, 'monitor.perHostDelayMs': 0, 'monitor.timeoutMs': 2000 };
+
+export async function monitorFixture(backlinks: BacklinkSpec[], monitor: Record<string, unknown> = {}): Promise<MonitorFixture> {
+  const dir = mkdtempSync(join(tmpdir(), 'outreach-api-monitor-'));
+  const dbPath = join(dir, 'monitor.db');
+  const store = await openStore(dbPath);
+  migrate(store);
+  const clock = new FakeClock(Date.parse('2026-03-10T12:00:00.000Z'));
+  importDocument(store, documentOf(backlinks), { nowIso: isoAt(clock.now()) });
+  const configWith = (extra: Record<string, unknown>) => loadConfig(undefined, {}, { db: dbPath, ...LOOPBACK, ...monitor, ...extra });
+  const config = configWith({});
+  return {
+    store,
+    clock,
+    config,
+    dir,
+    dbPath,
+    pass: (options = {}, extra = {}) => runMonitorPass({ store, clock, config: configWith(extra), logger: silentLogger }, options),
+    backlink: (id) => store.sqlite.prepare('SELECT * FROM backlinks WHERE id = ?').get(id) as ReturnType<MonitorFixture['backlink']>,
+    checks: (id) => store.sqlite.prepare('SELECT * FROM backlink_checks WHERE backlink_id = ? ORDER BY checked_at DESC, id DESC').all(id) as CheckRow[],
+    async close() {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Every counter of `row_counts` for backlinks and checks equals a COUNT(*) of the rows, and every
+ * backlink's newest check agrees with the backlink (status, last_checked_at): nothing half-written.
+ */
+export function assertConsistent(store: Store): void {
+  const counted = (sql: string) => Object.fromEntries((store.sqlite.prepare(sql).all() as { k: string; n: number }[]).filter((r) => r.n !== 0).map((r) => [r.k, r.n]));
+  assert.deepEqual(
+    counted("SELECT scope || '|' || key AS k, n FROM row_counts WHERE tbl = 'backlinks' ORDER BY k"),
+    counted(
+      "SELECT k, count(*) AS n FROM (SELECT project_id || '|project:' || status AS k FROM backlinks UNION ALL SELECT site_id || '|site:' || status FROM backlinks) GROUP BY k ORDER BY k",
+    ),
+    'backlink counters',
+  );
+  assert.deepEqual(
+    counted("SELECT scope || '|' || key AS k, n FROM row_counts WHERE tbl = 'backlink_checks' ORDER BY k"),
+    counted("SELECT backlink_id || '|backlink' AS k, count(*) AS n FROM backlink_checks GROUP BY backlink_id ORDER BY k"),
+    'check counters',
+  );
+  const mismatched = store.sqlite
+    .prepare(
+      `SELECT b.id FROM backlinks b JOIN backlink_checks c ON c.id = (SELECT id FROM backlink_checks WHERE backlink_id = b.id ORDER BY checked_at DESC, id DESC LIMIT 1)
+       WHERE c.checked_at > '2026-03-09' AND (c.status IS NOT b.status OR c.checked_at IS NOT b.last_checked_at)`,
+    )
+    .all();
+  assert.deepEqual(mismatched, [], 'backlinks whose newest check disagrees with them');
+}
