@@ -8,6 +8,10 @@
  * - redirects are followed by hand, at most `maxRedirects`, each hop checked the same way;
  * - the body is read up to `maxBytes` and refused beyond;
  * - one `timeoutMs` budget covers the whole fetch, redirects included.
+ *
+ * `safeFetch` reads a page whole (the crawl contact finder); `safeOpen` stops at the final
+ * response's headers and `readBody` streams the body chunk by chunk under the same limits, so a
+ * caller that parses as it reads (the backlink monitor) never holds a page.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';

@@ -39,7 +39,8 @@ const dueKey = sql<string>`coalesce(last_checked_at, '')`;
 function scoped(db: Kysely<Database>, scope: BacklinkScope, walk: Walk) {
   return db
     .selectFrom('backlinks')
-    .where('status', '<>', 'closed')
+    // A literal, not a parameter, so the planner can match the partial index's WHERE.
+    .where(sql<boolean>`status <> 'closed'`)
     .$if(scope.projectId !== undefined, (qb) => qb.where('project_id', '=', scope.projectId!))
     .$if(scope.siteId !== undefined, (qb) => qb.where('site_id', '=', scope.siteId!))
     .$if(scope.backlinkIds !== undefined, (qb) => qb.where('id', 'in', scope.backlinkIds!.length ? scope.backlinkIds! : ['']))
