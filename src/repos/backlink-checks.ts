@@ -1,6 +1,6 @@
 /**
  * The backlink monitor's statements (decisions.md §13): which backlinks a pass checks, in what
- * order, and recording one check — the `backlink_checks` row and the backlink's new `status`,
+ * order, and recording checks — each one's `backlink_checks` row and the backlink's new `status`,
  * `observed_anchor`, `last_checked_at` and `updated_at` — in one transaction. The `row_counts`
  * triggers (sql/0003_row_counts.sql) keep the list totals and pipeline counts exact.
  */
@@ -128,31 +128,42 @@ function prepare(store: Store) {
   };
 }
 
+/** One check to record: the backlink, and how its new check follows from its newest one. */
+export interface CheckToRecord {
+  backlinkId: string;
+  decide: (previous: PreviousCheckRow | null) => NewCheck;
+}
+
 /**
- * Records one check of backlink `backlinkId` in one transaction: reads its newest check, lets
- * `decide` turn it into the new check, inserts that and moves the backlink's `status`,
- * `last_checked_at`, `updated_at` and (when found) `observed_anchor`.
- * @returns the recorded check, or null (nothing written) when the backlink is gone or `closed`.
+ * Records checks in one transaction (a group commit: one disk sync for many checks), each whole:
+ * for each backlink it reads its newest check, lets `decide` turn it into the new check, inserts
+ * that and moves the backlink's `status`, `last_checked_at`, `updated_at` and (when found)
+ * `observed_anchor`. Either every check of the call is written or none is.
+ * @returns per item, the recorded check, or null (nothing written for it) when the backlink is
+ * gone or `closed`.
+ * @throws what SQLite throws (e.g. SQLITE_BUSY past the busy timeout); nothing is written then.
  */
-export function recordBacklinkCheck(store: Store, backlinkId: string, decide: (previous: PreviousCheckRow | null) => NewCheck): NewCheck | null {
+export function recordBacklinkChecks(store: Store, items: readonly CheckToRecord[]): (NewCheck | null)[] {
   let s = statements.get(store);
   if (!s) statements.set(store, (s = prepare(store)));
   const st = s;
-  return store.transaction(() => {
-    const row = st.previous.get(backlinkId) as { target_found: number; observed_anchor: string | null; observed_rel: string } | undefined;
-    const check = decide(row ? { targetFound: row.target_found === 1, observedAnchor: row.observed_anchor, observedRel: JSON.parse(row.observed_rel) as string[] } : null);
-    const values = {
-      ...check,
-      backlinkId,
-      targetFound: check.targetFound ? 1 : 0,
-      observedRel: JSON.stringify(check.observedRel),
-      hasError: check.status === 'error' ? 1 : 0,
-    };
-    // The update first: it finds nothing for a closed or deleted backlink, and then nothing is written.
-    if (Number(st.update.run(values).changes) === 0) return null;
-    st.insert.run(values);
-    return check;
-  });
+  return store.transaction(() =>
+    items.map(({ backlinkId, decide }) => {
+      const row = st.previous.get(backlinkId) as { target_found: number; observed_anchor: string | null; observed_rel: string } | undefined;
+      const check = decide(row ? { targetFound: row.target_found === 1, observedAnchor: row.observed_anchor, observedRel: JSON.parse(row.observed_rel) as string[] } : null);
+      const values = {
+        ...check,
+        backlinkId,
+        targetFound: check.targetFound ? 1 : 0,
+        observedRel: JSON.stringify(check.observedRel),
+        hasError: check.status === 'error' ? 1 : 0,
+      };
+      // The update first: it finds nothing for a closed or deleted backlink, and then nothing is written.
+      if (Number(st.update.run(values).changes) === 0) return null;
+      st.insert.run(values);
+      return check;
+    }),
+  );
 }
 
 /** The ids of `scope` (project, site, backlinks) that name no record, e.g. `project prj_x`. */

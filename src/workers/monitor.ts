@@ -5,16 +5,19 @@
  *
  * A pass walks the backlinks it may check (`../repos/backlink-checks.ts`: due ones, never-checked
  * first, then the oldest; or every non-closed one in scope), hands each to the host scheduler
- * (`./monitor-fetch.ts`), and records each check in its own transaction as soon as its fetch
- * ends. So a pass stopped at any point (a crash, SIGKILL, a shutdown) has lost no finished check
- * and written no partial one; the backlinks it did not reach are still due for the next pass.
+ * (`./monitor-fetch.ts`), and records the checks whose fetches ended as a group commit at most
+ * `COMMIT_EVERY_MS` later (one transaction, one disk sync, for up to `COMMIT_AT` checks, each
+ * backlink's check and fields whole in it). A check is finished when it is recorded, and only then
+ * reported (`onCheck`, the CLI's progress). So a pass stopped at any point (a crash, SIGKILL, a
+ * shutdown) has lost no finished check and written no partial one; the backlinks whose checks
+ * were not recorded are still due for the next pass.
  * At most a few batches of rows are held at once, and each fetch streams its page.
  */
 import { isoAt, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
-import { countMonitorCandidates, nextMonitorCandidates, recordBacklinkCheck, type BacklinkScope, type MonitorCandidate, type Walk } from '../repos/backlink-checks.js';
+import { countMonitorCandidates, nextMonitorCandidates, recordBacklinkChecks, type BacklinkScope, type MonitorCandidate, type Walk } from '../repos/backlink-checks.js';
 import { newId } from '../repos/tokens.js';
 import { hostOf, HostScheduler, PageFetcher } from './monitor-fetch.js';
 import { checkResult, type CheckStatus, type FetchOutcome } from './monitor-rules.js';
@@ -22,6 +25,10 @@ import { createWorker, type Worker } from './worker.js';
 
 /** How often `serve`'s monitor looks for due backlinks (it also looks once at start). */
 export const MONITOR_POLL_MS = 60_000;
+/** Longest a fetched check waits to be recorded (a group commit). */
+export const COMMIT_EVERY_MS = 50;
+/** Checks that are recorded at once, without waiting longer. */
+export const COMMIT_AT = 128;
 
 export interface MonitorDeps {
   store: Store;
@@ -80,32 +87,53 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
   const stop = () => scheduler.stop();
   options.signal?.addEventListener('abort', stop);
 
-  const record = (row: MonitorCandidate, outcome: FetchOutcome) => {
-    let error: string | null = null;
+  const fetched: { row: MonitorCandidate; outcome: FetchOutcome; error: string | null }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const commit = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const items = fetched.splice(0);
+    if (items.length === 0) return;
+    let checks;
     try {
-      const check = recordBacklinkCheck(store, row.id, (previous) => {
-        const result = checkResult(outcome, previous);
-        error = result.error;
-        return {
-          id: newId('chk'),
-          status: result.status,
-          requestedSourceUrl: row.sourceUrl,
-          finalSourceUrl: result.finalSourceUrl,
-          httpStatus: result.httpStatus,
-          targetFound: result.targetFound,
-          observedTargetUrl: result.observedTargetUrl,
-          observedAnchor: result.observedAnchor,
-          observedRel: result.observedRel,
-          checkedAt: isoAt(clock.now()),
-        };
-      });
+      checks = recordBacklinkChecks(
+        store,
+        items.map((item) => ({
+          backlinkId: item.row.id,
+          decide: (previous) => {
+            const result = checkResult(item.outcome, previous);
+            item.error = result.error;
+            return {
+              id: newId('chk'),
+              status: result.status,
+              requestedSourceUrl: item.row.sourceUrl,
+              finalSourceUrl: result.finalSourceUrl,
+              httpStatus: result.httpStatus,
+              targetFound: result.targetFound,
+              observedTargetUrl: result.observedTargetUrl,
+              observedAnchor: result.observedAnchor,
+              observedRel: result.observedRel,
+              checkedAt: isoAt(clock.now()),
+            };
+          },
+        })),
+      );
+    } catch (failure) {
+      // Nothing of the group was written: those backlinks stay due for the next pass.
+      logger.log('error', 'recording backlink checks failed', { checks: items.length, error: failure instanceof Error ? failure.message : String(failure) });
+      return;
+    }
+    checks.forEach((check, i) => {
       if (!check) return;
       summary.checked++;
       summary[check.status]++;
-      options.onCheck?.({ backlinkId: row.id, status: check.status, error });
-    } catch (failure) {
-      logger.log('error', 'recording a backlink check failed', { backlinkId: row.id, error: failure instanceof Error ? failure.message : String(failure) });
-    }
+      options.onCheck?.({ backlinkId: items[i]!.row.id, status: check.status, error: items[i]!.error });
+    });
+  };
+  const record = (row: MonitorCandidate, outcome: FetchOutcome) => {
+    fetched.push({ row, outcome, error: null });
+    if (fetched.length >= COMMIT_AT) commit();
+    else timer ??= setTimeout(commit, COMMIT_EVERY_MS);
   };
 
   try {
@@ -137,6 +165,7 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
     options.signal?.removeEventListener('abort', stop);
     scheduler.stop();
     await scheduler.idle();
+    commit();
     fetcher.close();
   }
   summary.ms = Math.round(performance.now() - started);

@@ -54,18 +54,22 @@ export const status =
     res.end();
   };
 
-/** Starts the site on `addresses` (each listens on its own free port). */
-export async function startTestSite(addresses: string[]): Promise<TestSite> {
+/**
+ * Starts the site on `addresses` (each listens on its own free port). `fallback` answers the
+ * requests no route names (default 404); `keepLog` false keeps no log (long benchmark runs).
+ */
+export async function startTestSite(addresses: string[], options: { fallback?: Handler; keepLog?: boolean } = {}): Promise<TestSite> {
   const routes = new Map<string, Handler>();
   const log: SiteRequest[] = [];
   const http = createServer((req, res) => {
     const entry: SiteRequest = { host: req.headers.host ?? '', path: req.url ?? '', userAgent: req.headers['user-agent'] ?? '', start: performance.now(), end: null };
-    log.push(entry);
+    if (options.keepLog !== false) log.push(entry);
     const finish = () => (entry.end ??= performance.now());
     res.on('finish', finish);
     res.on('close', finish);
     const handler = routes.get(`http://${entry.host}${entry.path}`);
     if (handler) handler(req, res);
+    else if (options.fallback) options.fallback(req, res);
     else {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('not found');
