@@ -67,7 +67,8 @@ export function registerBacklinksCommand(program: Command, configOf: (command: C
         const scope: BacklinkScope = { projectId: options.project, siteId: options.site, backlinkIds: options.backlink };
         const unknown = await unknownScopeIds(store.db, scope);
         if (unknown.length) throw fail(`not found: ${unknown.join(', ')}`);
-        const deps = { store, clock: systemClock, config, logger: createLogger('warn') };
+        // Log lines (a failed write) go to stderr with the progress, so stdout holds only the table.
+        const deps = { store, clock: systemClock, config, logger: createLogger({ ...config.log, destination: process.stderr }) };
         const total = await countPass(deps, { scope, all: options.all });
         const progress = process.stderr.isTTY ? barProgress(total) : lineProgress(total);
         const summary = await runMonitorPass(deps, { scope, all: options.all, signal: controller.signal, onCheck: progress.onCheck });

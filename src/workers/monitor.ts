@@ -17,6 +17,7 @@ import { isoAt, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { countMonitorCandidates, nextMonitorCandidates, recordBacklinkChecks, type BacklinkScope, type MonitorCandidate, type Walk } from '../repos/backlink-checks.js';
 import { newId } from '../repos/tokens.js';
 import { hostOf, HostScheduler, PageFetcher } from './monitor-fetch.js';
@@ -35,6 +36,8 @@ export interface MonitorDeps {
   clock: Clock;
   config: Config;
   logger: Logger;
+  /** Counts each recorded check by status (`outreach_backlink_checks_total`) when metrics are on. */
+  metrics?: Metrics;
 }
 
 export interface PassOptions {
@@ -127,6 +130,7 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
       if (!check) return;
       summary.checked++;
       summary[check.status]++;
+      deps.metrics?.backlinkChecks.inc({ status: check.status });
       options.onCheck?.({ backlinkId: items[i]!.row.id, status: check.status, error: items[i]!.error });
     });
   };
