@@ -151,16 +151,18 @@ export function recordBacklinkChecks(store: Store, items: readonly CheckToRecord
     items.map(({ backlinkId, decide }) => {
       const row = st.previous.get(backlinkId) as { target_found: number; observed_anchor: string | null; observed_rel: string } | undefined;
       const check = decide(row ? { targetFound: row.target_found === 1, observedAnchor: row.observed_anchor, observedRel: JSON.parse(row.observed_rel) as string[] } : null);
-      const values = {
+      const targetFound = check.targetFound ? 1 : 0;
+      // Each statement gets exactly its own parameters (node:sqlite refuses unknown ones).
+      // The update first: it finds nothing for a closed or deleted backlink, and then nothing is written.
+      const { status, checkedAt, observedAnchor } = check;
+      if (Number(st.update.run({ backlinkId, status, checkedAt, targetFound, observedAnchor }).changes) === 0) return null;
+      st.insert.run({
         ...check,
         backlinkId,
-        targetFound: check.targetFound ? 1 : 0,
+        targetFound,
         observedRel: JSON.stringify(check.observedRel),
         hasError: check.status === 'error' ? 1 : 0,
-      };
-      // The update first: it finds nothing for a closed or deleted backlink, and then nothing is written.
-      if (Number(st.update.run(values).changes) === 0) return null;
-      st.insert.run(values);
+      });
       return check;
     }),
   );

@@ -13,7 +13,8 @@
  * Prints one line per check and `smoke: N passed, M failed`; exits 1 on any failure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { freePort, sleep } from '../helpers/ports.js';
@@ -264,6 +265,47 @@ async function main(argv: string[]): Promise<number> {
         const code = await new Promise<number | null>((done) => backup.once('close', done));
         assert(code === 0 && statSync(copy).size > 0, `backup exited ${code}: ${said}`);
         return said.trim();
+      });
+
+      // The monitor's parsers (htmlparser2, robots-parser) inside the build: one page that links
+      // to the target, one path robots.txt disallows (decisions.md §13).
+      await check('backlink monitor', async () => {
+        const page = createServer((req, res) => {
+          if (req.url === '/robots.txt') res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+          else res.writeHead(200, { 'content-type': 'text/html' }).end('<p><a href="http://www.acme.test/guide/?utm_source=x" rel="UGC">the &amp; guide</a></p>');
+        });
+        await new Promise<void>((done) => page.listen(0, '127.0.0.1', done));
+        const source = `http://127.0.0.1:${(page.address() as { port: number }).port}`;
+        const at = '2026-01-01T00:00:00.000Z';
+        const stamp = { createdAt: at, updatedAt: at };
+        const doc = join(work, 'monitor.json');
+        writeFileSync(doc, JSON.stringify({
+          accounts: [{ id: 'acct_s', email: 's@acme.test', name: 'S', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00.000Z', ...stamp }],
+          projects: [{ id: 'prj_s', accountId: 'acct_s', name: 'S', ...stamp }],
+          sites: [{ id: 'site_s', projectId: 'prj_s', name: 'S', domain: 'acme.test', url: 'https://acme.test/', status: 'active', ...stamp }],
+          backlinks: ['/post', '/private/post'].map((path, i) => ({
+            id: `bl_s${i}`, siteId: 'site_s', source: 'outreach', acquisitionOrigin: 'unknown', sourceUrl: `${source}${path}`,
+            targetUrl: 'https://acme.test/guide', category: 'resource_page', status: 'pending', ...stamp, checks: [],
+          })),
+        }));
+        const run = async (args: string[]) => {
+          const env = { ...launch.env, OUTREACH_API_MONITOR_ALLOW_PRIVATE_NETWORKS: 'true', OUTREACH_API_MONITOR_PER_HOST_DELAY_MS: '0' };
+          const cli = spawn(launch.command, [...launch.args, ...args, '--db', join(work, 'monitor.db')], { cwd: launch.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+          let said = '';
+          cli.stdout!.on('data', (chunk: Buffer) => (said += chunk.toString()));
+          cli.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
+          const code = await new Promise<number | null>((done) => cli.once('close', done));
+          assert(code === 0, `${args.join(' ')} exited ${code}: ${said}`);
+          return said;
+        };
+        try {
+          await run(['import', doc]);
+          const said = await run(['backlinks', 'check', '--all']);
+          assert(/^live +1$/m.test(said) && /^blocked +1$/m.test(said), `backlinks check: ${said}`);
+          return 'one backlink live, one blocked by robots.txt';
+        } finally {
+          page.close();
+        }
       });
     }
 
