@@ -7,6 +7,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Store } from '../db/connection.js';
 import type { BacklinksTable, Database } from '../db/schema.js';
+import type { BacklinkCheckRecord } from './backlinks.js';
 
 /** Which backlinks a pass may check; every given field narrows it (all of them: every backlink). */
 export interface BacklinkScope {
@@ -94,20 +95,11 @@ export interface PreviousCheckRow {
   observedRel: string[];
 }
 
-/** A check to record (decisions.md §13 "The check record"). */
-export interface NewCheck {
-  id: string;
-  status: Exclude<BacklinksTable['status'], 'pending' | 'closed'>;
-  requestedSourceUrl: string;
-  finalSourceUrl: string | null;
-  httpStatus: number | null;
-  targetFound: boolean;
-  observedTargetUrl: string | null;
-  observedAnchor: string | null;
-  observedRel: string[];
-  /** ISO 8601. */
-  checkedAt: string;
-}
+/** The statuses a check can set (decisions.md §13 "Status rules"). */
+export type CheckStatus = Exclude<BacklinksTable['status'], 'pending' | 'closed'>;
+
+/** A check to record (decisions.md §13 "The check record"): the API's shape, `hasError` following from `status`. */
+export type NewCheck = Omit<BacklinkCheckRecord, 'status' | 'hasError' | 'requestedSourceUrl'> & { status: CheckStatus; requestedSourceUrl: string };
 
 const statements = new WeakMap<Store, ReturnType<typeof prepare>>();
 

@@ -2,6 +2,7 @@
  * The status rules of a backlink check (decisions.md §13 "Status rules", "The check record"):
  * from what a fetch saw to the check row's fields and the status it sets.
  */
+import type { NewCheck, PreviousCheckRow } from '../repos/backlink-checks.js';
 import type { LinkScan } from './monitor-links.js';
 
 /** What fetching a backlink's `sourceUrl` came to. */
@@ -17,27 +18,8 @@ export type FetchOutcome =
   /** A final response; `scan` is null when its body was not parsed (a status other than 2xx, not HTML). */
   | { kind: 'response'; finalSourceUrl: string; httpStatus: number; scan: LinkScan | null; headerNofollow: boolean };
 
-/** The backlink's previous check, as far as rule 5 needs it. */
-export interface PreviousCheck {
-  targetFound: boolean;
-  observedAnchor: string | null;
-  observedRel: string[];
-}
-
-export type CheckStatus = 'live' | 'changed' | 'lost' | 'blocked' | 'error';
-
-/** A check's fields, without its id, backlink and time. */
-export interface CheckResult {
-  status: CheckStatus;
-  finalSourceUrl: string | null;
-  httpStatus: number | null;
-  targetFound: boolean;
-  observedTargetUrl: string | null;
-  observedAnchor: string | null;
-  observedRel: string[];
-  /** Why the check ended in `error` (logs and the CLI's progress lines; not stored). */
-  error: string | null;
-}
+/** A check's fields, without its id, source URL and time, and why it ended in `error` (logs, progress; not stored). */
+export type CheckResult = Omit<NewCheck, 'id' | 'requestedSourceUrl' | 'checkedAt'> & { error: string | null };
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
@@ -52,8 +34,8 @@ const sameList = (a: string[], b: string[]) => a.length === b.length && a.every(
  * `observedRel` is the link's rel tokens plus `nofollow` when the page's meta robots/googlebot or
  * its X-Robots-Tag says `nofollow` or `none`; `[]` without a match.
  */
-export function checkResult(outcome: FetchOutcome, previous: PreviousCheck | null): CheckResult {
-  const none = { targetFound: false, observedTargetUrl: null, observedAnchor: null, observedRel: [] as string[], error: null };
+export function checkResult(outcome: FetchOutcome, previous: PreviousCheckRow | null): CheckResult {
+  const none = { targetFound: false, observedTargetUrl: null, observedAnchor: null, observedRel: [] as string[], error: null as string | null };
   if (outcome.kind === 'disallowed') return { ...none, status: 'blocked', finalSourceUrl: null, httpStatus: null };
   if (outcome.kind === 'failed') return { ...none, status: 'error', finalSourceUrl: outcome.finalSourceUrl, httpStatus: outcome.httpStatus, error: outcome.reason };
   const { finalSourceUrl, httpStatus } = outcome;

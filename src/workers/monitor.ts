@@ -18,10 +18,10 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { countMonitorCandidates, nextMonitorCandidates, recordBacklinkChecks, type BacklinkScope, type MonitorCandidate, type Walk } from '../repos/backlink-checks.js';
+import { countMonitorCandidates, nextMonitorCandidates, recordBacklinkChecks, type BacklinkScope, type CheckStatus, type MonitorCandidate, type Walk } from '../repos/backlink-checks.js';
 import { newId } from '../repos/tokens.js';
 import { hostOf, HostScheduler, PageFetcher } from './monitor-fetch.js';
-import { checkResult, type CheckStatus, type FetchOutcome } from './monitor-rules.js';
+import { checkResult, type FetchOutcome } from './monitor-rules.js';
 import { createWorker, type Worker } from './worker.js';
 
 /** How often `serve`'s monitor looks for due backlinks (it also looks once at start). */
