@@ -12,7 +12,7 @@
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import { openStore } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
@@ -56,8 +56,8 @@ export function registerBacklinksCommand(program: Command, configOf: (command: C
     .option('--all', 'every non-closed backlink in scope, not only the due ones')
     .action(async (options: CheckOptions, command: Command) => {
       const config = configOf(command);
-      if (!existsSync(config.db)) throw fail(`no database at ${config.db}`);
-      const store = await openStore(config.db);
+      if (!existsSync(config.db.path)) throw fail(`no database at ${config.db.path}`);
+      const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       const controller = new AbortController();
       const interrupt = () => controller.abort();
       process.once('SIGINT', interrupt);

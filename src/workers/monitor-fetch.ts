@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import robotsParserModule from 'robots-parser';
 import type { Config } from '../config.js';
-import { decoderFor, discard, readBody, safeOpen, type SafeOpenOptions } from '../providers/safe-fetch.js';
+import { decoderFor, discard, readBody, type SafeOpenOptions, type SafeResponse, safeOpen } from '../providers/safe-fetch.js';
 import { VERSION } from '../version.js';
 import { headerNofollow, LinkScanner } from './monitor-links.js';
 import type { FetchOutcome } from './monitor-rules.js';
@@ -108,7 +108,7 @@ export class PageFetcher {
       if (entry && 'unreadable' in entry) return { kind: 'failed', reason: entry.unreadable, finalSourceUrl: null, httpStatus: null };
       if (entry?.rules && entry.rules.isAllowed(sourceUrl, ROBOTS_TOKEN) === false) return { kind: 'disallowed' };
     }
-    let response;
+    let response: SafeResponse;
     try {
       response = await safeOpen(sourceUrl, this.options);
     } catch (error) {

@@ -46,7 +46,7 @@ export function checkResult(outcome: FetchOutcome, previous: PreviousCheckRow | 
   if (httpStatus < 200 || httpStatus > 299 || !match) return { ...base, status: 'lost' };
   const nofollow = outcome.headerNofollow || outcome.scan!.metaNofollow;
   const observedRel = nofollow && !match.rel.includes('nofollow') ? [...match.rel, 'nofollow'].sort() : match.rel;
-  const changed = previous !== null && previous.targetFound && (previous.observedAnchor !== match.observedAnchor || !sameList([...previous.observedRel].sort(), observedRel));
+  const changed = previous?.targetFound === true && (previous.observedAnchor !== match.observedAnchor || !sameList([...previous.observedRel].sort(), observedRel));
   return {
     ...base,
     status: changed ? 'changed' : 'live',

@@ -13,13 +13,13 @@
  * were not recorded are still due for the next pass.
  * At most a few batches of rows are held at once, and each fetch streams its page.
  */
-import { isoAt, type Clock } from '../clock.js';
+import { isoAt, type Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { countMonitorCandidates, nextMonitorCandidates, recordBacklinkChecks, type BacklinkScope, type CheckStatus, type MonitorCandidate, type Walk } from '../repos/backlink-checks.js';
-import { newId } from '../repos/tokens.js';
+import { newId } from '../domain/ids.js';
 import { hostOf, HostScheduler, PageFetcher } from './monitor-fetch.js';
 import { checkResult, type FetchOutcome } from './monitor-rules.js';
 import { createWorker, type Worker } from './worker.js';
@@ -97,7 +97,7 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
     timer = undefined;
     const items = fetched.splice(0);
     if (items.length === 0) return;
-    let checks;
+    let checks: ReturnType<typeof recordBacklinkChecks>;
     try {
       checks = recordBacklinkChecks(
         store,

@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FakeClock } from '../../src/clock.js';
+import { FakeClock } from '../../src/domain/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock, isoAt } from '../../src/clock.js';
+import { FakeClock, isoAt } from '../../src/domain/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isoAt } from '../../src/clock.js';
+import { isoAt } from '../../src/domain/clock.js';
 import { assertConsistent, monitorFixture, TARGET, type BacklinkSpec, type MonitorFixture } from './helpers.js';
 import { html, redirect, startTestSite, status, type TestSite } from './site.js';
 
