@@ -10,24 +10,26 @@
  * `HEADERS_TOO_LARGE`: request headers or line too large; `SERVICE_UNAVAILABLE`: shutting down
  * or a fault rule; `NOT_READY`: `/readyz` while the service is not ready.
  */
-export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'UNAUTHORIZED'
-  | 'UPGRADE_REQUIRED'
-  | 'SCOPE_REQUIRED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'METHOD_NOT_ALLOWED'
-  | 'IDEMPOTENCY_CONFLICT'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'VALIDATION_ERROR'
-  | 'IDEMPOTENCY_KEY_REUSED'
-  | 'RATE_LIMIT_EXCEEDED'
-  | 'HEADERS_TOO_LARGE'
-  | 'INTERNAL_ERROR'
-  | 'SERVICE_UNAVAILABLE'
-  | 'NOT_READY';
+export const ERROR_CODES = [
+  'BAD_REQUEST',
+  'UNAUTHORIZED',
+  'UPGRADE_REQUIRED',
+  'SCOPE_REQUIRED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'IDEMPOTENCY_CONFLICT',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'VALIDATION_ERROR',
+  'IDEMPOTENCY_KEY_REUSED',
+  'RATE_LIMIT_EXCEEDED',
+  'HEADERS_TOO_LARGE',
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
+  'NOT_READY',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** One problem of a 422 `VALIDATION_ERROR`: `path` is `query.limit`, `body.subject`, `header.idempotency-key`, … */
 export interface ValidationIssue {

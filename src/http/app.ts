@@ -9,7 +9,8 @@ import type { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { SlidingWindowLimiter } from '../limiter/sliding-window.js';
-import { registerRoutes } from '../routes/index.js';
+import { TAGS, registerRoutes } from '../routes/index.js';
+import { RESPONSE_HEADERS } from '../schemas/common.js';
 import type { AppDeps, AppEnv } from './context.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { ApiError, errorBody } from './errors.js';
@@ -56,6 +57,7 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
     scheme: 'bearer',
     description: 'An API token (`oapi_…`) in `Authorization: Bearer <token>`; never in the URL.',
   });
+  for (const [name, header] of Object.entries(RESPONSE_HEADERS)) api.openAPIRegistry.registerComponent('headers', name, header);
   registerRoutes(api, deps);
 
   const app = new OpenAPIHono<AppEnv>();
@@ -79,7 +81,11 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
       description:
         'Token-scoped JSON API over a link-building and outreach workspace. Every response is the envelope ' +
         '`{ ok, data }` or `{ ok: false, error: { code, message, details? } }`. Served by outreach-api.',
+      // OpenAPI 3.1's SPDX `identifier` (as package.json); the generator's type predates it.
+      license: { name: 'MIT', identifier: 'MIT' } as { name: string },
+      contact: { name: 'The operator of this outreach-api server' },
     },
+    tags: TAGS,
     servers: [{ url: API_BASE }],
     security: [{ bearerAuth: [] }],
   }) as unknown as Record<string, unknown>;

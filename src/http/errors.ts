@@ -49,6 +49,16 @@ export class ApiError extends DomainError {
   }
 }
 
+/**
+ * 401 `UNAUTHORIZED` with its RFC 6750 challenge: `WWW-Authenticate: Bearer realm="outreach-api"`,
+ * plus `error="invalid_token"` when the request sent credentials (`authorization`: the request's
+ * `Authorization` header). The message is the same whatever was wrong, so it reveals nothing.
+ */
+export const unauthorized = (authorization: string | undefined) =>
+  new ApiError('UNAUTHORIZED', 'A valid bearer token is required', undefined, {
+    'WWW-Authenticate': authorization ? 'Bearer realm="outreach-api", error="invalid_token"' : 'Bearer realm="outreach-api"',
+  });
+
 /** The JSON body of an error response. */
 export function errorBody(error: DomainError) {
   return {

@@ -12,7 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { schemaIsCurrent } from '../db/migrate.js';
 import { VERSION } from '../version.js';
 import type { AppDeps, AppEnv } from './context.js';
-import { ApiError } from './errors.js';
+import { ApiError, unauthorized } from './errors.js';
 
 export const HEALTH_PATH = '/healthz';
 export const READY_PATH = '/readyz';
@@ -49,9 +49,8 @@ export function registerOperatorRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   if (!metrics) return;
   const token = deps.config.metrics.token;
   app.get(METRICS_PATH, async (c) => {
-    if (token && !bearerMatches(c.req.header('authorization'), token)) {
-      throw new ApiError('UNAUTHORIZED', 'A valid bearer token is required', undefined, { 'WWW-Authenticate': 'Bearer realm="outreach-api"' });
-    }
+    const authorization = c.req.header('authorization');
+    if (token && !bearerMatches(authorization, token)) throw unauthorized(authorization);
     return c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
   });
 }

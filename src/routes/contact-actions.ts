@@ -35,8 +35,8 @@ const discoveryRoute = (group: Group, maxBodyBytes: number) =>
     ...writeAccess('contacts:write', maxBodyBytes),
     request: { params: groupParams(group, { prospectId: ProspectIdParam }), body: jsonRequestBody(IdempotentBody) },
     responses: {
-      200: okResponse(ContactDiscoveryResult, 'Outcome `created`, `existing` or `not_found`'),
-      202: okResponse(ContactDiscoveryResult, 'Outcome `queued`: the search continues as `job`'),
+      200: okResponse(ContactDiscoveryResult, 'Outcome `created`, `existing` or `not_found`', { replayable: true }),
+      202: okResponse(ContactDiscoveryResult, 'Outcome `queued`: the search continues as `job`', { replayable: true }),
       ...errorResponses('write'),
     },
   });
@@ -54,7 +54,7 @@ const verifyRoute = (group: Group, maxBodyBytes: number) =>
       'is set. The contact must belong to the site (else 404).',
     ...writeAccess('contacts:write', maxBodyBytes),
     request: { params: groupParams(group, { siteId: SiteIdParam, contactId: ContactIdParam }), body: jsonRequestBody(IdempotentBody) },
-    responses: { 200: okResponse(Contact, 'The contact with its new verification status'), ...errorResponses('write') },
+    responses: { 200: okResponse(Contact, 'The contact with its new verification status', { replayable: true }), ...errorResponses('write') },
   });
 
 export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {

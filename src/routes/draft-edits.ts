@@ -57,7 +57,7 @@ const regenerateRoute = (group: Group, maxBodyBytes: number) =>
       headers: RegenerateHeaders,
       body: jsonRequestBody(RegenerateBody),
     },
-    responses: { 200: okResponse(Draft, 'The draft with its new message'), ...errorResponses('write') },
+    responses: { 200: okResponse(Draft, 'The draft with its new message', { replayable: true }), ...errorResponses('write') },
   });
 
 export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {

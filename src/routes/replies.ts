@@ -38,7 +38,7 @@ const replyRoute = (group: Group, maxBodyBytes: number) =>
       params: groupParams(group, { siteId: SiteIdParam, threadId: ThreadIdParam }),
       body: jsonRequestBody(ReplyBody),
     },
-    responses: { 202: okResponse(ReplyResult, 'Accepted and queued for delivery'), ...errorResponses('write') },
+    responses: { 202: okResponse(ReplyResult, 'Accepted and queued for delivery', { replayable: true }), ...errorResponses('write') },
   });
 
 export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {

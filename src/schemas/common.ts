@@ -4,6 +4,7 @@
  * Every route's OpenAPI description is generated from these.
  */
 import { z } from '@hono/zod-openapi';
+import { ERROR_CODES } from '../domain/errors.js';
 
 export const Id = z.string().min(1).max(200);
 /** ISO 8601 UTC date-time with milliseconds, or null. */
@@ -59,7 +60,7 @@ export const ErrorEnvelope = z
   .object({
     ok: z.literal(false),
     error: z.object({
-      code: z.string().openapi({ description: 'Stable, machine-readable code', example: 'NOT_FOUND' }),
+      code: z.enum(ERROR_CODES).openapi({ description: 'Stable, machine-readable code', example: 'NOT_FOUND' }),
       message: z.string().openapi({ description: 'For humans; may change' }),
       details: z
         .array(z.object({ path: z.string().openapi({ example: 'query.limit' }), message: z.string() }))
@@ -69,11 +70,38 @@ export const ErrorEnvelope = z
   })
   .openapi('Error');
 
+/**
+ * The response headers of the API, registered once as `components.headers` (see `createApp`) and
+ * referenced by every response (decisions.md §4, §7, §9; RFC 6750, RFC 9110, the IETF RateLimit
+ * header draft).
+ */
+export const RESPONSE_HEADERS = {
+  'X-Request-Id': { description: 'Identifies the request in the server logs; on every response', schema: { type: 'string' } },
+  'X-RateLimit-Limit': { description: 'Requests allowed per 60 s window for this token', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'When the window frees a request, Unix time in seconds', schema: { type: 'integer' } },
+  RateLimit: { description: 'IETF RateLimit header: `"default";r=<remaining>;t=<seconds to reset>`', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'IETF RateLimit-Policy header: `"default";q=<limit>;w=60`', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before retrying (at least 1)', schema: { type: 'integer', minimum: 1 } },
+  'WWW-Authenticate': {
+    description: 'RFC 6750 challenge: `Bearer realm="outreach-api"`, with `, error="invalid_token"` when a token was sent',
+    schema: { type: 'string' },
+  },
+  Allow: { description: 'The methods the path accepts', schema: { type: 'string' } },
+  'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same key and body', schema: { type: 'string', const: 'true' } },
+} as const;
+
+type HeaderName = keyof typeof RESPONSE_HEADERS;
+const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+/** The limiter's headers: on every response after authentication while `limits.requestsPerMinute` > 0. */
+const RATE_LIMIT_HEADERS: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy'];
+
 const errorDescriptions = {
   401: 'UNAUTHORIZED: token missing, malformed, unknown, expired or revoked',
   402: 'UPGRADE_REQUIRED: the account plan does not allow writes',
   403: 'SCOPE_REQUIRED: the token lacks the required scope',
   404: 'NOT_FOUND: the resource is not available to this account',
+  405: 'METHOD_NOT_ALLOWED: the path does not accept this method; Allow lists those it does',
   409: 'IDEMPOTENCY_CONFLICT: a request with this key is still in flight',
   413: 'PAYLOAD_TOO_LARGE: body over the size limit',
   415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json',
@@ -84,21 +112,33 @@ const errorDescriptions = {
 
 type ErrorStatus = keyof typeof errorDescriptions;
 
+/** Headers by error status: 401 and 405 come before the limiter, so they carry none of its headers. */
+const errorHeaders = (status: ErrorStatus): HeaderName[] =>
+  status === 401 ? ['X-Request-Id', 'WWW-Authenticate']
+  : status === 405 ? ['X-Request-Id', 'Allow']
+  : status === 429 ? ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'Retry-After']
+  : ['X-Request-Id', ...RATE_LIMIT_HEADERS];
+
 const errorResponse = (status: ErrorStatus) => ({
   description: errorDescriptions[status],
+  headers: headerRefs(errorHeaders(status)),
   content: { 'application/json': { schema: ErrorEnvelope } },
 });
 
-/** The error responses of an operation; reads answer 401/403/404/422/429/500, writes add more. */
+/** The error responses of an operation; reads answer 401/403/404/405/422/429/500, writes add more. */
 export function errorResponses(kind: 'read' | 'write' | 'me' = 'read') {
   const statuses: ErrorStatus[] =
-    kind === 'me' ? [401, 429, 500] : kind === 'read' ? [401, 403, 404, 422, 429, 500] : [401, 402, 403, 404, 409, 413, 415, 422, 429, 500];
+    kind === 'me' ? [401, 405, 429, 500] : kind === 'read' ? [401, 403, 404, 405, 422, 429, 500] : [401, 402, 403, 404, 405, 409, 413, 415, 422, 429, 500];
   return Object.fromEntries(statuses.map((s) => [s, errorResponse(s)])) as Record<ErrorStatus, ReturnType<typeof errorResponse>>;
 }
 
-/** A `200` (or other) JSON response wrapping `data` in the envelope. */
-export const okResponse = <T extends z.ZodType>(data: T, description: string) => ({
+/**
+ * A `200` (or other) JSON response wrapping `data` in the envelope, with its headers;
+ * `replayable`: a write idempotent by key, whose stored answer is replayed with `Idempotent-Replayed`.
+ */
+export const okResponse = <T extends z.ZodType>(data: T, description: string, options: { replayable?: boolean } = {}) => ({
   description,
+  headers: headerRefs(['X-Request-Id', ...RATE_LIMIT_HEADERS, ...(options.replayable ? (['Idempotent-Replayed'] as const) : [])]),
   content: { 'application/json': { schema: envelope(data) } },
 });
 

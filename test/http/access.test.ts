@@ -64,6 +64,7 @@ describe('access rules of every operation', () => {
     for (const op of operations) {
       const res = await t.request(op.method, fill(op.template, ids), { body: op.method === 'GET' ? undefined : {} });
       assert.equal(res.status, 401, `${op.method} ${op.template}`);
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="outreach-api"', `${op.method} ${op.template}`);
     }
   });
 

@@ -135,6 +135,7 @@ describe('GET /metrics', () => {
       const res = await fetch(`${t.origin}/metrics`, { headers });
       assert.equal(res.status, 401);
       assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
+      assert.equal(res.headers.get('www-authenticate'), headers.authorization ? 'Bearer realm="outreach-api", error="invalid_token"' : 'Bearer realm="outreach-api"');
     }
   });
 

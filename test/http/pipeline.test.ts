@@ -36,7 +36,13 @@ describe('authentication', () => {
       assert.equal(res.status, 401, JSON.stringify(headers));
       assert.deepEqual(res.body, { ok: false, error: { code: 'UNAUTHORIZED', message: 'A valid bearer token is required' } });
       assert.equal(res.headers.get('x-ratelimit-limit'), null, 'no limiter headers before authentication');
+      // RFC 6750 §3: the challenge, with invalid_token once credentials were sent.
+      const challenge = headers.authorization === undefined ? 'Bearer realm="outreach-api"' : 'Bearer realm="outreach-api", error="invalid_token"';
+      assert.equal(res.headers.get('www-authenticate'), challenge, JSON.stringify(headers));
     }
+    const expired = t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1) });
+    t.clock.advance(1);
+    assert.equal((await t.get('/me', expired)).headers.get('www-authenticate'), 'Bearer realm="outreach-api", error="invalid_token"');
   });
 
   it('never accepts a token in the URL', async () => {

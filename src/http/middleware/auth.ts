@@ -1,7 +1,8 @@
 /**
  * Bearer authentication (contract §5, decisions.md §3 step 1). Only the `Authorization` header is
  * read: a token in the URL is never accepted. Missing, malformed, unknown, expired and revoked
- * tokens all answer 401 `UNAUTHORIZED` with the same message, so the answer reveals nothing.
+ * tokens all answer 401 `UNAUTHORIZED` with the same message, so the answer reveals nothing, and
+ * the RFC 6750 challenge (`WWW-Authenticate`, see `unauthorized`).
  * Sets `caller`. `last_used_at` is written at most once a minute per token.
  */
 import type { MiddlewareHandler } from 'hono';
@@ -9,7 +10,7 @@ import { isoAt } from '../../domain/clock.js';
 import { hashToken, isWellFormedToken } from '../../domain/tokens.js';
 import { cachedTokenLookup } from '../../repos/tokens.js';
 import type { AppDeps, AppEnv } from '../context.js';
-import { ApiError } from '../errors.js';
+import { unauthorized } from '../errors.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -20,15 +21,14 @@ export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const findToken = cachedTokenLookup(store);
   const touch = store.sqlite.prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ?');
   const lastTouched = new Map<string, number>();
-  const unauthorized = () => new ApiError('UNAUTHORIZED', 'A valid bearer token is required');
 
   return async (c, next) => {
     const header = c.req.header('authorization');
     const token = header ? BEARER.exec(header)?.[1] : undefined;
-    if (!token || !isWellFormedToken(token)) throw unauthorized();
+    if (!token || !isWellFormedToken(token)) throw unauthorized(header);
     const found = findToken(hashToken(token));
     const now = clock.now();
-    if (!found || found.revoked || (found.expiresAtMs !== null && found.expiresAtMs <= now)) throw unauthorized();
+    if (!found || found.revoked || (found.expiresAtMs !== null && found.expiresAtMs <= now)) throw unauthorized(header);
     if (now - (lastTouched.get(found.tokenId) ?? 0) >= LAST_USED_RESOLUTION_MS) {
       lastTouched.set(found.tokenId, now);
       touch.run(isoAt(now), found.tokenId);
