@@ -8,38 +8,15 @@ import { notFound } from '../domain/errors.js';
 import { BACKLINK_STATUSES } from '../domain/enums.js';
 import { type OrderKey, pageStart } from './page-anchors.js';
 import { countedTotal, keysOf } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { Backlink, BacklinkCheck } from '../schemas/resources.js';
 
 export type BacklinkRow = Selectable<BacklinksTable>;
 export type BacklinkCheckRow = Selectable<BacklinkChecksTable>;
 
-export interface BacklinkRecord {
-  id: string;
-  siteId: string;
-  source: string;
-  acquisitionOrigin: string;
-  sourceUrl: string;
-  targetUrl: string;
-  category: string | null;
-  status: BacklinkRow['status'];
-  observedAnchor: string | null;
-  lastCheckedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type BacklinkRecord = z.output<typeof Backlink>;
 
-export interface BacklinkCheckRecord {
-  id: string;
-  status: string;
-  requestedSourceUrl: string | null;
-  finalSourceUrl: string | null;
-  httpStatus: number | null;
-  targetFound: boolean;
-  observedTargetUrl: string | null;
-  observedAnchor: string | null;
-  observedRel: string[];
-  hasError: boolean;
-  checkedAt: string;
-}
+export type BacklinkCheckRecord = z.output<typeof BacklinkCheck>;
 
 /** Row → API (contract §2 "Backlink"); `project_id` stays internal. */
 export const toBacklink = (row: BacklinkRow): BacklinkRecord => ({

@@ -2,15 +2,12 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { BlockedDomainsTable, Database } from '../db/schema.js';
 import { countedTotal } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { BlockedDomain } from '../schemas/resources.js';
 
 export type BlockedDomainRow = Selectable<BlockedDomainsTable>;
 
-export interface BlockedDomainRecord {
-  id: string;
-  domain: string;
-  reason: string | null;
-  createdAt: string;
-}
+export type BlockedDomainRecord = z.output<typeof BlockedDomain>;
 
 /** Row → API (schema `BlockedDomain`); `project_id` stays internal. */
 export const toBlockedDomain = (row: BlockedDomainRow): BlockedDomainRecord => ({

@@ -7,27 +7,12 @@ import type { Kysely, Selectable } from 'kysely';
 import type { ContactsTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { countedTotal } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { Contact } from '../schemas/resources.js';
 
 export type ContactRow = Selectable<ContactsTable>;
 
-export interface ContactRecord {
-  id: string;
-  email: string;
-  fullName: string | null;
-  role: string | null;
-  roleCategory: string | null;
-  company: string | null;
-  source: string | null;
-  sourceProvider: string | null;
-  sourceUrl: string | null;
-  sourceReference: string | null;
-  status: ContactRow['status'];
-  verificationStatus: ContactRow['verification_status'];
-  lastVerifiedAt: string | null;
-  suppressionReason: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type ContactRecord = z.output<typeof Contact>;
 
 /** Row → API (contract §2 "Contact"); the parent ids (`prospect_id`, `site_id`, `project_id`) stay internal. */
 export const toContact = (row: ContactRow): ContactRecord => ({

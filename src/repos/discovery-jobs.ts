@@ -7,38 +7,15 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, DiscoveryJobsTable, DiscoveryQueriesTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { countedByKey, countedTotal } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { DiscoveryJob, DiscoveryQuery } from '../schemas/resources.js';
 
 export type DiscoveryJobRow = Selectable<DiscoveryJobsTable>;
 export type DiscoveryQueryRow = Selectable<DiscoveryQueriesTable>;
 
-export interface DiscoveryJobRecord {
-  id: string;
-  type: DiscoveryJobRow['type'];
-  status: DiscoveryJobRow['status'];
-  subjectType: string | null;
-  subjectId: string | null;
-  currentAttempt: number;
-  maxAttempts: number;
-  scheduledAt: string | null;
-  canceledAt: string | null;
-  completedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type DiscoveryJobRecord = z.output<typeof DiscoveryJob>;
 
-export interface DiscoveryQueryRecord {
-  id: string;
-  query: string;
-  status: DiscoveryQueryRow['status'];
-  opportunityType: string | null;
-  rawResultCount: number;
-  uniqueCandidateCount: number;
-  qualifiedCount: number;
-  startedAt: string | null;
-  completedAt: string | null;
-  errorCode: string | null;
-  hasError: boolean;
-}
+export type DiscoveryQueryRecord = z.output<typeof DiscoveryQuery>;
 
 /** Row → API (contract §2 "Discovery job"); `site_id`, `project_id` and `last_error` stay internal. */
 export const toDiscoveryJob = (row: DiscoveryJobRow): DiscoveryJobRecord => ({

@@ -8,54 +8,22 @@ import type { Database, DraftMessagesTable, DraftsTable } from '../db/schema.js'
 import { notFound } from '../domain/errors.js';
 import { DRAFT_STATUSES } from '../domain/enums.js';
 import { countedTotal, keysOf } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { ContactSummary, Draft, DraftMessage, ProspectSummary } from '../schemas/resources.js';
 
 export type DraftRow = Selectable<DraftsTable>;
 export type DraftMessageRow = Selectable<DraftMessagesTable>;
 export type DraftStatus = DraftRow['status'];
 
-export interface DraftMessageRecord {
-  id: string;
-  subject: string;
-  body: string;
-  personalization: Record<string, unknown>;
-  groundingSummary: string | null;
-  generationProvider: string | null;
-  generationModel: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type DraftMessageRecord = z.output<typeof DraftMessage>;
 
 /** The `prospect` object of a draft or thread: contract §2 "`id`, `title`, `url`, `domain`". */
-export interface ProspectSummaryRecord {
-  id: string;
-  title: string | null;
-  url: string;
-  domain: string;
-}
+export type ProspectSummaryRecord = z.output<typeof ProspectSummary>;
 
 /** The `contact` object of a draft or thread: contract §2 "`id`, `fullName`, `email`, `role`, `company`". */
-export interface ContactSummaryRecord {
-  id: string;
-  fullName: string | null;
-  email: string;
-  role: string | null;
-  company: string | null;
-}
+export type ContactSummaryRecord = z.output<typeof ContactSummary>;
 
-export interface DraftRecord {
-  id: string;
-  prospectId: string;
-  contactId: string;
-  status: DraftStatus;
-  purpose: string | null;
-  starredAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  /** The current message (`drafts.message_id`); null for a draft that has none yet. */
-  message: DraftMessageRecord | null;
-  prospect: ProspectSummaryRecord;
-  contact: ContactSummaryRecord;
-}
+export type DraftRecord = z.output<typeof Draft>;
 
 /** Row → API (contract §2 "Draft `message` object"): `personalization` JSON → object; `draft_id` stays internal. */
 export const toDraftMessage = (row: DraftMessageRow): DraftMessageRecord => ({

@@ -4,44 +4,17 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, EmailConnectionsTable, EmailSendersTable } from '../db/schema.js';
+import type { z } from '@hono/zod-openapi';
+import type { EmailAccounts, EmailConnection, EmailSender } from '../schemas/resources.js';
 
 export type EmailConnectionRow = Selectable<EmailConnectionsTable>;
 export type EmailSenderRow = Selectable<EmailSendersTable>;
 
-export interface EmailConnectionRecord {
-  id: string;
-  provider: EmailConnectionRow['provider'];
-  status: EmailConnectionRow['status'];
-  accountEmail: string;
-  providerRegion: string | null;
-  hasError: boolean;
-  connectedAt: string | null;
-  lastTestedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type EmailConnectionRecord = z.output<typeof EmailConnection>;
 
-export interface EmailSenderRecord {
-  id: string;
-  connectionId: string;
-  source: string | null;
-  status: EmailSenderRow['status'];
-  verificationStatus: string | null;
-  displayName: string | null;
-  email: string;
-  replyToEmail: string | null;
-  dailyLimit: number | null;
-  healthStatus: EmailSenderRow['health_status'];
-  warmupStatus: EmailSenderRow['warmup_status'];
-  healthScore: number | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type EmailSenderRecord = z.output<typeof EmailSender>;
 
-export interface EmailAccountsRecord {
-  connections: EmailConnectionRecord[];
-  senders: EmailSenderRecord[];
-}
+export type EmailAccountsRecord = z.output<typeof EmailAccounts>;
 
 /** Row → API (contract §2 "Connection"): `has_error` 0/1 → boolean; `site_id`, `project_id` stay internal. */
 export const toEmailConnection = (row: EmailConnectionRow): EmailConnectionRecord => ({

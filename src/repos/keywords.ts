@@ -2,15 +2,12 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, KeywordsTable } from '../db/schema.js';
 import { countedTotal } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { Keyword } from '../schemas/resources.js';
 
 export type KeywordRow = Selectable<KeywordsTable>;
 
-export interface KeywordRecord {
-  id: string;
-  siteId: string;
-  keyword: string;
-  createdAt: string;
-}
+export type KeywordRecord = z.output<typeof Keyword>;
 
 /** Row → API (schema `Keyword`); `project_id` stays internal. */
 export const toKeyword = (row: KeywordRow): KeywordRecord => ({

@@ -9,32 +9,12 @@ import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LeadView } from '../domain/en
 import { TRIGRAM_MIN_CHARS, charCount, ftsPhrase } from './prospects.js';
 import { cachedCount } from './data-cache.js';
 import { countedTotal } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { Lead } from '../schemas/resources.js';
 
 export type LeadRow = Selectable<LeadsTable>;
 
-export interface LeadRecord {
-  id: string;
-  siteId: string;
-  platform: string;
-  sourceContainer: string | null;
-  kind: string | null;
-  title: string | null;
-  body: string | null;
-  authorHandle: string | null;
-  permalink: string | null;
-  score: number;
-  tier: LeadRow['tier'];
-  leadType: LeadRow['lead_type'];
-  sentiment: string | null;
-  evidenceQuote: string | null;
-  reason: string | null;
-  stage: LeadRow['stage'];
-  feedback: string | null;
-  dismissed: boolean;
-  postedAt: string | null;
-  firstSeenAt: string | null;
-  redacted: boolean;
-}
+export type LeadRecord = z.output<typeof Lead>;
 
 /** Row → API; a redacted lead's `title`, `body` and `evidenceQuote` are null whatever the store holds (decisions.md §6). */
 export const toLead = (row: LeadRow): LeadRecord => {

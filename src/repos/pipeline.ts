@@ -6,16 +6,12 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../domain/enums.js';
 import { countersOf } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { Pipeline } from '../schemas/resources.js';
 
 type Counts<T extends readonly string[]> = Record<T[number], number>;
 
-export interface PipelineRecord {
-  siteId: string;
-  prospects: Counts<typeof PROSPECT_STATUSES>;
-  drafts: Counts<typeof DRAFT_STATUSES>;
-  threads: Counts<typeof THREAD_STATUSES>;
-  backlinks: Counts<typeof BACKLINK_STATUSES>;
-}
+export type PipelineRecord = z.output<typeof Pipeline>;
 
 /** `{ status: n }` for every value of `statuses`, 0 where `rows` has none. */
 function countsOf<T extends readonly string[]>(statuses: T, rows: { status: string; n: number | bigint }[]): Counts<T> {

@@ -2,14 +2,10 @@
 import type { Kysely } from 'kysely';
 import type { Database, ProjectRow } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
+import type { z } from '@hono/zod-openapi';
+import type { Project } from '../schemas/projects.js';
 
-export interface ProjectRecord {
-  id: string;
-  name: string;
-  siteCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
+export type ProjectRecord = z.output<typeof Project>;
 
 type ProjectWithCount = ProjectRow & { site_count: number };
 

@@ -8,40 +8,12 @@ import { notFound } from '../domain/errors.js';
 import { PROSPECT_STATUSES } from '../domain/enums.js';
 import { cachedCount } from './data-cache.js';
 import { countedTotal, keysOf } from './row-counts.js';
+import type { z } from '@hono/zod-openapi';
+import type { Prospect } from '../schemas/resources.js';
 
 export type ProspectRow = Selectable<ProspectsTable>;
 
-export interface ProspectRecord {
-  id: string;
-  siteId: string;
-  sourceJobId: string | null;
-  source: string | null;
-  status: ProspectRow['status'];
-  url: string;
-  normalizedUrl: string | null;
-  canonicalUrl: string | null;
-  domain: string;
-  title: string | null;
-  description: string | null;
-  contentExcerpt: string | null;
-  pageType: string | null;
-  opportunityType: string | null;
-  suggestedPlacement: string | null;
-  contactPaths: Record<string, unknown>[];
-  relevanceScore: number | null;
-  qualityScore: number | null;
-  riskScore: number | null;
-  matchReasons: string[];
-  riskFlags: string[];
-  domainAuthority: number | null;
-  estimatedMonthlyTraffic: number | null;
-  rankingPosition: number | null;
-  rankingKeyword: string | null;
-  crawlStatus: string | null;
-  lastCrawledAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type ProspectRecord = z.output<typeof Prospect>;
 
 /** Row → API (contract §2 "Prospect"): JSON columns → arrays; `project_id` stays internal. */
 export const toProspect = (row: ProspectRow): ProspectRecord => ({

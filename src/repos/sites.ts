@@ -2,16 +2,10 @@
 import type { Kysely } from 'kysely';
 import type { Database, SiteRow } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
+import type { z } from '@hono/zod-openapi';
+import type { Site } from '../schemas/projects.js';
 
-export interface SiteRecord {
-  id: string;
-  name: string;
-  domain: string;
-  url: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type SiteRecord = z.output<typeof Site>;
 
 export const toSite = (row: SiteRow): SiteRecord => ({
   id: row.id,

@@ -9,42 +9,15 @@ import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.j
 import { notFound } from '../domain/errors.js';
 import { THREAD_STATUSES } from '../domain/enums.js';
 import { countedByKey, countedTotal, keysOf } from './row-counts.js';
-import type { ContactSummaryRecord, ProspectSummaryRecord } from './drafts.js';
+import type { z } from '@hono/zod-openapi';
+import type { Thread, ThreadMessage } from '../schemas/resources.js';
 
 export type ThreadRow = Selectable<ThreadsTable>;
 export type ThreadMessageRow = Selectable<ThreadMessagesTable>;
 
-export interface ThreadRecord {
-  id: string;
-  /** The mail provider's conversation id (`threads.provider_thread_id`). */
-  threadId: string;
-  contactId: string;
-  status: ThreadRow['status'];
-  outcome: ThreadRow['outcome'];
-  classification: ThreadRow['classification'];
-  inboundCount: number;
-  outboundCount: number;
-  lastInboundAt: string | null;
-  lastOutboundAt: string | null;
-  updatedAt: string;
-  contact: ContactSummaryRecord;
-  prospect: ProspectSummaryRecord;
-}
+export type ThreadRecord = z.output<typeof Thread>;
 
-export interface ThreadMessageRecord {
-  id: string;
-  direction: ThreadMessageRow['direction'];
-  status: ThreadMessageRow['status'];
-  fromEmail: string | null;
-  toEmails: string[];
-  ccEmails: string[];
-  subject: string | null;
-  body: string;
-  /** Null while the message is queued (or after its delivery failed). */
-  sentAt: string | null;
-  attempts: number;
-  createdAt: string;
-}
+export type ThreadMessageRecord = z.output<typeof ThreadMessage>;
 
 /** A thread joined with its contact (`c_*`) and prospect (`p_*`), as `threadQuery` selects it. */
 export interface ThreadJoinedRow {

@@ -60,7 +60,7 @@ export const ContactSummary = z.object({ id: Id, fullName: nText, email: Email, 
  * The fields of a draft message. `Draft.message` uses them unnamed: a nullable *named* schema is
  * rendered as a bare `$ref` that does not admit null (a null `message` must validate).
  */
-const DraftMessageFields = z.object({
+export const DraftMessage = z.object({
   id: Id,
   subject: text,
   body: text,
@@ -82,7 +82,7 @@ export const Draft = z
     starredAt: NullableDateTime,
     createdAt: DateTime,
     updatedAt: DateTime,
-    message: DraftMessageFields.nullable().openapi({ description: "The draft's current message; null when it has none" }),
+    message: DraftMessage.nullable().openapi({ description: "The draft's current message; null when it has none" }),
     prospect: ProspectSummary,
     contact: ContactSummary,
   })
