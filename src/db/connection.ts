@@ -9,7 +9,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, SqliteDialect, type LogEvent, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
-import type { SqliteHandle } from './sqlite-handle.js';
+import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
+
+type CachedStatement = SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
 
 /** A statement run through `Store.db`, as `traceQueries` reports it. */
 export interface TracedQuery {
@@ -22,6 +24,11 @@ export interface Store {
   db: Kysely<Database>;
   /** The raw connection, for synchronous transactions and prepared hot-path statements. */
   sqlite: SqliteHandle;
+  /**
+   * The prepared statement of `sql` from the cache the query builder uses (prepared on first use).
+   * For kysely-compiled queries run synchronously: see `compileStatement` in `./compiled.ts`.
+   */
+  statement(sql: string): SqliteStatement;
   /** Path of the database file (or ':memory:'). */
   path: string;
   /**
@@ -98,6 +105,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   const store: Store = {
     db,
     sqlite,
+    statement: (sql) => database.prepare(sql),
     path,
     changeStamp() {
       const row = stampStatement.get() as { stamp: string };
@@ -150,8 +158,8 @@ const STATEMENT_CACHE_SIZE = 256;
  * a small least-recently-used cache serves nearly every query. Statements are run synchronously
  * and never iterated (the store does not stream), so one statement is never in use twice.
  */
-function withStatementCache(sqlite: SqliteHandle): SqliteDatabase {
-  const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
+function withStatementCache(sqlite: SqliteHandle): { close(): void; prepare(sql: string): CachedStatement } {
+  const statements = new Map<string, CachedStatement>();
   return {
     close: () => sqlite.close(),
     prepare(sql) {

@@ -7,6 +7,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, DiscoveryJobsTable, DiscoveryQueriesTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { countedByKey, countedTotal } from './row-counts.js';
+import { twoPartPage } from './two-part-page.js';
 import type { z } from '@hono/zod-openapi';
 import type { DiscoveryJob, DiscoveryQuery } from '../schemas/resources.js';
 
@@ -85,34 +86,12 @@ export async function listDiscoveryQueries(db: Kysely<Database>, jobId: string, 
   const counts = await countedByKey(db, 'discovery_queries', jobId, ['job:1', 'job:0']);
   const started = counts['job:1'];
   const total = started + counts['job:0'];
-  const rows: DiscoveryQueryRow[] = [];
-  if (offset < started) {
-    rows.push(
-      ...(await db
-        .selectFrom('discovery_queries')
-        .selectAll()
-        .where('job_id', '=', jobId)
-        .where('started_at', 'is not', null)
-        .orderBy('started_at')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute()),
-    );
-  }
-  const notStartedLimit = limit - rows.length;
-  if (notStartedLimit > 0 && offset + rows.length < total) {
-    rows.push(
-      ...(await db
-        .selectFrom('discovery_queries')
-        .selectAll()
-        .where('job_id', '=', jobId)
-        .where('started_at', 'is', null)
-        .orderBy('id')
-        .limit(notStartedLimit)
-        .offset(Math.max(0, offset - started))
-        .execute()),
-    );
-  }
+  const job = db.selectFrom('discovery_queries').selectAll().where('job_id', '=', jobId);
+  const rows = await twoPartPage(
+    { limit, offset },
+    { firstCount: started, total },
+    (n, skip) => job.where('started_at', 'is not', null).orderBy('started_at').orderBy('id').limit(n).offset(skip).execute(),
+    (n, skip) => job.where('started_at', 'is', null).orderBy('id').limit(n).offset(skip).execute(),
+  );
   return { items: rows.map(toDiscoveryQuery), total };
 }

@@ -9,6 +9,7 @@ import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.j
 import { notFound } from '../domain/errors.js';
 import { THREAD_STATUSES } from '../domain/enums.js';
 import { countedByKey, countedTotal, keysOf } from './row-counts.js';
+import { twoPartPage } from './two-part-page.js';
 import type { z } from '@hono/zod-openapi';
 import type { Thread, ThreadMessage } from '../schemas/resources.js';
 
@@ -168,36 +169,13 @@ export async function listThreadMessages(db: Kysely<Database>, threadId: string,
   const counts = await countedByKey(db, 'thread_messages', threadId, ['thread:1', 'thread:0']);
   const sent = counts['thread:1'];
   const total = sent + counts['thread:0'];
-  const rows: ThreadMessageRow[] = [];
-  if (offset < sent) {
-    rows.push(
-      ...(await db
-        .selectFrom('thread_messages')
-        .selectAll()
-        .where('thread_id', '=', threadId)
-        .where('sent_at', 'is not', null)
-        .orderBy('sent_at')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute()),
-    );
-  }
-  const unsentLimit = limit - rows.length;
-  if (unsentLimit > 0 && offset + rows.length < total) {
-    rows.push(
-      ...(await db
-        .selectFrom('thread_messages')
-        .selectAll()
-        .where('thread_id', '=', threadId)
-        .where('sent_at', 'is', null)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(unsentLimit)
-        .offset(Math.max(0, offset - sent))
-        .execute()),
-    );
-  }
+  const thread = db.selectFrom('thread_messages').selectAll().where('thread_id', '=', threadId);
+  const rows = await twoPartPage(
+    { limit, offset },
+    { firstCount: sent, total },
+    (n, skip) => thread.where('sent_at', 'is not', null).orderBy('sent_at').orderBy('id').limit(n).offset(skip).execute(),
+    (n, skip) => thread.where('sent_at', 'is', null).orderBy('created_at').orderBy('id').limit(n).offset(skip).execute(),
+  );
   return { items: rows.map(toThreadMessage), total };
 }
 

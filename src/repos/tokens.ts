@@ -2,6 +2,8 @@
  * API tokens and accounts as the operator manages them (CLI `accounts`, `tokens`; contract §5;
  * decisions.md §8). The raw token is returned once by `createToken` and never stored.
  */
+import { sql, type SqlBool } from 'kysely';
+import { compileStatement } from '../db/compiled.js';
 import type { Store } from '../db/connection.js';
 import { newId } from '../domain/ids.js';
 import type { AccountRow, ApiTokenRow } from '../db/schema.js';
@@ -15,17 +17,23 @@ export const MAX_ACTIVE_TOKENS = 10;
 export class TokenError extends Error {}
 
 /**
- * The SQL condition on an `api_tokens` row of an active token: neither revoked nor expired at
- * the named parameter `@now` (ISO 8601). The one definition for every count of active tokens.
+ * The condition on an `api_tokens` row of an active token: neither revoked nor expired at `now`
+ * (ISO 8601). The one definition for every count of active tokens. Its columns are unqualified,
+ * so inside a subquery they name the subquery's `api_tokens`.
  */
-export const ACTIVE_TOKEN_SQL = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > @now)';
+const activeTokenAt = (now: string) => sql<SqlBool>`(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now}))`;
 
 /** Tokens of `accountId` neither revoked nor expired at `nowIso`, `exceptId` left out. */
 export function countActiveTokens(store: Store, accountId: string, nowIso: string, exceptId = ''): number {
-  const row = store.sqlite
-    .prepare(`SELECT count(*) AS n FROM api_tokens WHERE account_id = @accountId AND ${ACTIVE_TOKEN_SQL} AND id <> @exceptId`)
-    .get({ accountId, now: nowIso, exceptId }) as { n: number };
-  return row.n;
+  const count = compileStatement(store, () =>
+    store.db
+      .selectFrom('api_tokens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .where(activeTokenAt(nowIso))
+      .where('id', '<>', exceptId),
+  );
+  return count.get({})?.n ?? 0;
 }
 
 export function createAccount(
@@ -170,4 +178,30 @@ export function cachedTokenLookup(store: Store): (tokenHash: string) => TokenFor
 export function revokeToken(store: Store, tokenId: string, nowIso: string): boolean {
   const result = store.sqlite.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(nowIso, tokenId);
   return Number(result.changes) > 0;
+}
+
+/**
+ * `GET /me`'s one statement, prepared once: the token `tokenId` (metadata, never its hash) with its
+ * account's project count and active token count at `now` (ISO 8601). `get({ tokenId, now })`.
+ */
+export function meStatement(store: Store) {
+  return compileStatement(store, (param) =>
+    store.db
+      .selectFrom('api_tokens as t')
+      .select(['t.id', 't.name', 't.scopes', 't.token_prefix', 't.last_four', 't.created_at', 't.expires_at', 't.last_used_at'])
+      .select((eb) => [
+        eb
+          .selectFrom('projects as p')
+          .select((sub) => sub.fn.countAll<number>().as('n'))
+          .whereRef('p.account_id', '=', 't.account_id')
+          .as('project_count'),
+        eb
+          .selectFrom('api_tokens as a')
+          .select((sub) => sub.fn.countAll<number>().as('n'))
+          .whereRef('a.account_id', '=', 't.account_id')
+          .where(activeTokenAt(param('now')))
+          .as('active_token_count'),
+      ])
+      .where('t.id', '=', param('tokenId')),
+  );
 }

@@ -1,7 +1,7 @@
 /** `GET /me`: the calling account, its token and its limits (contract §2 "Account"). */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { ACTIVE_TOKEN_SQL, MAX_ACTIVE_TOKENS } from '../repos/tokens.js';
+import { MAX_ACTIVE_TOKENS, meStatement } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Me } from '../schemas/me.js';
 import { isoAt } from '../domain/clock.js';
@@ -18,20 +18,12 @@ const getMe = createRoute({
 
 export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const { store, config, clock } = deps;
-  // One statement: the token's metadata, the account's project count and its active tokens.
-  const meStatement = store.sqlite.prepare(`
-    SELECT t.id, t.name, t.scopes, t.token_prefix, t.last_four, t.created_at, t.expires_at, t.last_used_at,
-      (SELECT count(*) FROM projects p WHERE p.account_id = t.account_id) AS project_count,
-      (SELECT count(*) FROM api_tokens a WHERE a.account_id = t.account_id AND ${ACTIVE_TOKEN_SQL}) AS active_token_count
-    FROM api_tokens t WHERE t.id = @tokenId`);
+  const me = meStatement(store);
   app.openapi(getMe, (c) => {
     const { account, tokenId } = c.get('caller');
-    const token = meStatement.get({ tokenId, now: isoAt(clock.now()) }) as {
-      id: string; name: string; scopes: string; token_prefix: string; last_four: string;
-      created_at: string; expires_at: string | null; last_used_at: string | null;
-      project_count: number; active_token_count: number;
-    };
-    const projects = token.project_count;
+    // The caller's token was just authenticated: its row is there.
+    const token = me.get({ tokenId, now: isoAt(clock.now()) })!;
+    const projects = token.project_count ?? 0;
     return c.json(
       {
         ok: true as const,
@@ -56,7 +48,7 @@ export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           },
           projectCount: projects,
           workspaceCount: projects,
-          activeTokenCount: token.active_token_count,
+          activeTokenCount: token.active_token_count ?? 0,
           limits: {
             requestsPerMinute: config.limits.requestsPerMinute,
             activeTokensPerAccount: MAX_ACTIVE_TOKENS,
