@@ -9,19 +9,13 @@ import { notFound } from '../domain/errors.js';
 import { DRAFT_STATUSES } from '../domain/enums.js';
 import { countedTotal, keysOf } from './row-counts.js';
 import type { z } from '@hono/zod-openapi';
-import type { ContactSummary, Draft, DraftMessage, ProspectSummary } from '../schemas/resources.js';
+import type { Draft, DraftMessage } from '../schemas/resources.js';
 
 export type DraftRow = Selectable<DraftsTable>;
 export type DraftMessageRow = Selectable<DraftMessagesTable>;
 export type DraftStatus = DraftRow['status'];
 
 export type DraftMessageRecord = z.output<typeof DraftMessage>;
-
-/** The `prospect` object of a draft or thread: contract §2 "`id`, `title`, `url`, `domain`". */
-export type ProspectSummaryRecord = z.output<typeof ProspectSummary>;
-
-/** The `contact` object of a draft or thread: contract §2 "`id`, `fullName`, `email`, `role`, `company`". */
-export type ContactSummaryRecord = z.output<typeof ContactSummary>;
 
 export type DraftRecord = z.output<typeof Draft>;
 
