@@ -428,6 +428,21 @@ function printReport(report: {
     ]),
     [false, true, true, true, true, true, true, true, true, true, true],
   );
+  // CPU time per response: on a shared machine a process that gets less than its core answers
+  // fewer requests, but each still costs about the same CPU, so these ratios hold where req/s do not.
+  const usPerRequest = (r: RunResult | null) => (r && r.targetCpu !== null && r.rps > 0 ? (r.targetCpu / r.rps) * 1e6 : null);
+  const us = (x: number | null) => (x === null ? '-' : x.toFixed(1));
+  const share = (floor: number | null, server: number | null) => (floor === null || server === null ? '-' : (floor / server).toFixed(2));
+  out();
+  out('CPU per response in the peak runs, µs (target cores ÷ req/s), and floor ÷ server: the req/s ratio the server would reach with a core to itself');
+  table(
+    ['endpoint', 'server µs', 'static µs', 'ratio', 'framework µs', 'ratio', 'direct µs', 'ratio'],
+    report.endpoints.map((r) => {
+      const [sv, st, fw, di] = [r.server, r.staticFloor, r.frameworkFloor, r.directFloor].map(usPerRequest);
+      return [r.name, us(sv!), us(st!), share(st!, sv!), us(fw!), share(fw!, sv!), us(di!), share(di!, sv!)];
+    }),
+    [false, true, true, true, true, true, true, true],
+  );
   const disturbed = report.endpoints.flatMap((r) => [r.server, r.half, r.staticFloor, r.frameworkFloor, r.directFloor]).filter((x) => x && (x.otherCpu ?? 0) > BUSY_CORES);
   if (report.quietWaits.length) {
     const waited = report.quietWaits.reduce((n, w) => n + w.waitedMs, 0) / 1000;
