@@ -137,7 +137,12 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
   return { url: response.url, status, contentType, body: decode(Buffer.concat(chunks), contentType) };
 }
 
-function get(target: URL, forbidden: (address: string) => boolean, options: SafeOpenOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+/**
+ * One GET. A request sent on a reused keep-alive connection that the server had just closed
+ * fails with ECONNRESET before any answer; it is sent once more on a new connection (the retry
+ * Node's documentation advises for `reusedSocket`), as a GET may be.
+ */
+function get(target: URL, forbidden: (address: string) => boolean, options: SafeOpenOptions, signal: AbortSignal, retried = false): Promise<http.IncomingMessage> {
   const client = target.protocol === 'https:' ? https : http;
   const agent = target.protocol === 'https:' ? options.agents?.https : options.agents?.http;
   return new Promise((resolve, reject) => {
@@ -151,7 +156,11 @@ function get(target: URL, forbidden: (address: string) => boolean, options: Safe
       },
       resolve,
     );
-    request.on('error', (error) => reject(toProviderError(error, target, signal, options.timeoutMs)));
+    request.on('error', (error) => {
+      if (!retried && request.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET' && !signal.aborted) {
+        resolve(get(target, forbidden, options, signal, true));
+      } else reject(toProviderError(error, target, signal, options.timeoutMs));
+    });
   });
 }
 
