@@ -63,7 +63,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Before the first request: recovery of interrupted work must not touch a new request's.
   workers.start();
   // Deno.serve under Deno, @hono/node-server under Node: the same app either way.
-  const server: Listener = await listen(app.app.fetch, config.server.host, config.server.port).catch(async (error: unknown) => {
+  const server: Listener = await listen(app.app.fetch, config.server.host, config.server.port, logger).catch(async (error: unknown) => {
     await workers.stop();
     await checkpointer?.stop();
     providers.mail.close();

@@ -4,8 +4,11 @@
  * call the same `fetch(request, env)`; under Node `env.outgoing` is the `ServerResponse` (see
  * ./response-headers.ts).
  */
-import { serve, type ServerType } from '@hono/node-server';
+import { getRequestListener, type ServerType } from '@hono/node-server';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from '../logger.js';
+import { adapterErrorHandler, onClientError } from './refusals.js';
 
 /** What `Deno.serve` returns (the part used here). */
 interface DenoHttpServer {
@@ -34,7 +37,7 @@ const deno = (globalThis as { Deno?: DenoNamespace }).Deno;
  * Listens on `hostname:port` and serves `fetch`.
  * @throws (rejects) when the address cannot be bound, e.g. EADDRINUSE.
  */
-export async function listen(fetch: (request: Request, env?: unknown) => Response | Promise<Response>, hostname: string, port: number): Promise<Listener> {
+export async function listen(fetch: (request: Request, env?: unknown) => Response | Promise<Response>, hostname: string, port: number, logger: Logger): Promise<Listener> {
   if (deno) {
     let server!: DenoHttpServer;
     await new Promise<void>((resolve, reject) => {
@@ -52,9 +55,13 @@ export async function listen(fetch: (request: Request, env?: unknown) => Respons
       },
     };
   }
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch, hostname, port }, () => resolve(s));
-    s.once('error', reject);
+  // The adapter's request listener with its error handler, and the server's clientError event:
+  // what HTTP parsing refuses is answered with the envelope too (decisions.md §4, ./refusals.ts).
+  const server = createServer(getRequestListener(fetch, { hostname, errorHandler: adapterErrorHandler(logger) }));
+  server.on('clientError', onClientError(logger));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, hostname, () => resolve());
   });
   return {
     port: (server.address() as AddressInfo).port,

@@ -3,9 +3,14 @@
  * request is validated: a body that is not `application/json` is 415 `UNSUPPORTED_MEDIA_TYPE`,
  * one over `limits.maxBodyBytes` is 413 `PAYLOAD_TOO_LARGE` (checked on Content-Length and,
  * when chunked, while reading). Malformed JSON is the validator's: 422 with path `body`.
+ *
+ * After a 413 the connection stays usable (decisions.md §4): the rest of the oversized body, up
+ * to `DISCARD_LIMIT_BYTES`, is read and thrown away before the answer, so a client still
+ * sending it reads the 413 instead of a reset, and its next request on the same connection
+ * works. A body larger than that is not read: the 413 then says `Connection: close`.
+ * (Hono's `bodyLimit` stops reading at the limit, which is why this is written out here.)
  */
 import type { MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Scope } from '../../domain/scopes.js';
 import type { AppEnv } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -13,19 +18,50 @@ import { requireScope } from './scope.js';
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
+/** How much of an oversized body is read and discarded to keep the connection, bytes (16 MiB). */
+export const DISCARD_LIMIT_BYTES = 16 * 1024 * 1024;
+
 export function jsonBody(maxBytes: number): MiddlewareHandler<AppEnv> {
-  const limit = bodyLimit({
-    maxSize: maxBytes,
-    onError: () => {
-      throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`);
-    },
-  });
+  const tooLarge = async (reader: ReadableStreamDefaultReader<Uint8Array> | undefined, read: number): Promise<ApiError> => {
+    let ended = false;
+    while (reader && read <= DISCARD_LIMIT_BYTES) {
+      const chunk = await reader.read();
+      if (chunk.done) {
+        ended = true;
+        break;
+      }
+      read += chunk.value.length;
+    }
+    // Not cancelled: cancelling the body would destroy the socket before the answer is written.
+    reader?.releaseLock();
+    return new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`, undefined, ended ? undefined : { Connection: 'close' });
+  };
   return async (c, next) => {
     const contentType = c.req.header('content-type');
     if (contentType !== undefined && !JSON_MEDIA_TYPE.test(contentType.split(';')[0]!.trim())) {
       throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
     }
-    return limit(c, next);
+    const body = c.req.raw.body;
+    if (!body) return next();
+    const declared = c.req.raw.headers.has('transfer-encoding') ? null : c.req.header('content-length');
+    if (declared != null) {
+      const length = Number(declared);
+      if (length <= maxBytes) return next();
+      throw await tooLarge(length <= DISCARD_LIMIT_BYTES ? body.getReader() : undefined, 0);
+    }
+    // Unknown length (chunked): read it here, up to the limit, and hand it on.
+    const reader = body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      size += chunk.value.length;
+      if (size > maxBytes) throw await tooLarge(reader, size);
+      chunks.push(chunk.value);
+    }
+    c.req.raw = new Request(c.req.raw, { body: Buffer.concat(chunks) });
+    return next();
   };
 }
 
