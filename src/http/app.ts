@@ -15,6 +15,7 @@ import type { AppDeps, AppEnv } from './context.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { ApiError, errorBody } from './errors.js';
 import { bearerAuth } from './middleware/auth.js';
+import { describeError } from './refusals.js';
 import { observe } from './middleware/observe.js';
 import { registerDocsRoutes } from './docs.js';
 import { registerOperatorRoutes } from './operator.js';
@@ -104,7 +105,8 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
         requestId: c.get('requestId'),
         method: c.req.method,
         route: c.req.routePath,
-        error: error instanceof Error ? error.name : typeof error,
+        // decisions.md §4, §15: message and stack in the server's log only, never in the body.
+        error: describeError(error),
         code: (error as { code?: unknown }).code,
       });
     }
