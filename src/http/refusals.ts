@@ -15,7 +15,8 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from '../logger.js';
-import { ApiError, errorBody, type ErrorCode } from './errors.js';
+import type { ErrorCode } from '../domain/errors.js';
+import { ApiError, errorBody } from './errors.js';
 
 /** Headers of every refusal: the envelope's type, a fresh request id, and the end of the connection. */
 function refusalHeaders(requestId: string): Record<string, string> {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { DISCARD_LIMIT_BYTES } from '../../src/http/middleware/json-body.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import type { TestServer } from '../helpers/harness.js';
 import { startWriteServer } from '../writes/helpers.js';
 
 const PATCH_PATH = '/api/public/v1/projects/prj_a1/sites/site_a1/drafts/drf_a1';
@@ -20,11 +20,11 @@ function responses(socket: Socket) {
   const waiters: (() => void)[] = [];
   socket.on('data', (chunk: Buffer) => {
     buffered = Buffer.concat([buffered, chunk]);
-    waiters.splice(0).forEach((w) => w());
+    for (const wake of waiters.splice(0)) wake();
   });
   socket.on('close', () => {
     closed = true;
-    waiters.splice(0).forEach((w) => w());
+    for (const wake of waiters.splice(0)) wake();
   });
   socket.on('error', () => undefined); // EPIPE on a write after the server's answer is the test's concern, below
   return {
