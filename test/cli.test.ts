@@ -106,6 +106,32 @@ describe('outreach-api CLI', () => {
     }
   });
 
+  it('serve --demo prints the demo token only where it is an active token, else what the database holds', async () => {
+    const banner = async (file: string) => {
+      const server = spawn(process.execPath, [BIN, '--db', file, 'serve', '--demo', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      try {
+        return await new Promise<string>((resolve, reject) => {
+          let out = '';
+          server.stdout.on('data', (chunk: Buffer) => {
+            out += chunk.toString();
+            if (/reference: .*\n(?:[\s\S]*\n)?/.test(out) && /listening on/.test(out)) setTimeout(() => resolve(out), 200);
+          });
+          server.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+        });
+      } finally {
+        server.kill('SIGTERM');
+      }
+    };
+    const demo = await banner(join(dir, 'demo.db'));
+    assert.match(demo, /demo token \(every scope\): oapi_demo_/);
+    assert.match(demo, /curl -s -H "Authorization: Bearer oapi_demo_/);
+    // `db` holds the hand-written document of the test above: no demo token there.
+    const other = await banner(db);
+    assert.doesNotMatch(other, /oapi_demo_|curl/);
+    assert.match(other, /not an active token here\. It holds 1 account\(s\) \(acct_cli\)/);
+    assert.match(other, /tokens create --account <accountId>/);
+  });
+
   it('refuses a bad import with status 1, naming the record, and leaves the database unchanged', async () => {
     const doc = join(dir, 'bad.json');
     writeFileSync(

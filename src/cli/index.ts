@@ -12,7 +12,8 @@ import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
 import { limitYoungGeneration } from '../heap.js';
 import { createLogger } from '../logger.js';
-import { TokenError, createAccount, createToken, listAccounts, listTokens, revokeToken } from '../repos/tokens.js';
+import { hashToken } from '../domain/tokens.js';
+import { TokenError, cachedTokenLookup, createAccount, createToken, listAccounts, listTokens, revokeToken } from '../repos/tokens.js';
 import { startServer } from '../server.js';
 import { PLANS } from '../domain/enums.js';
 import { VERSION } from '../version.js';
@@ -118,7 +119,14 @@ export function buildCli(): Command {
           seedDemo(store);
           print(`Created ${config.db.path} with the demo data.`);
         } else print(`Using the existing database ${config.db.path}.`);
-        demoToken = DEMO_TOKEN;
+        // Promise the demo token only where it works: present, not revoked, not expired.
+        const found = cachedTokenLookup(store)(hashToken(DEMO_TOKEN));
+        if (found && !found.revoked && (found.expiresAtMs === null || found.expiresAtMs > systemClock.now())) demoToken = DEMO_TOKEN;
+        else {
+          const accounts = listAccounts(store);
+          print(`This database is not the demo's: the demo token is not an active token here. It holds ${accounts.length} account(s)${accounts.length ? ` (${accounts.slice(0, 5).map((a) => a.id).join(', ')}${accounts.length > 5 ? ', …' : ''})` : ''}.`);
+          print(`Make a token with: outreach-api --db ${config.db.path} tokens create --account <accountId> --name <name> --scopes all`);
+        }
       }
       const server = await startServer({ config, store, logger });
       const base = `${server.origin}/api/public/v1`;
