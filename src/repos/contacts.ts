@@ -1,9 +1,11 @@
 /**
  * Contacts of a prospect: queries and the row → API mapper (contract §2 "Contact";
  * decisions.md §11 for the status lists). The write endpoints (verify, contact discovery) reuse
- * `toContact` and `requireContact`.
+ * `toContact` and `requireContactRow`; `contactVerification` writes a verdict.
  */
 import type { Kysely, Selectable } from 'kysely';
+import { compileStatement } from '../db/compiled.js';
+import type { Store } from '../db/connection.js';
 import type { ContactsTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { countedTotal } from './row-counts.js';
@@ -67,4 +69,21 @@ export async function requireContactRow(db: Kysely<Database>, parent: ContactPar
   const row = await query.executeTakeFirst();
   if (!row) throw notFound('Contact');
   return row;
+}
+
+/**
+ * The verify endpoint's write, compiled and prepared once per store: sets a contact's
+ * `verification_status` (decisions.md §11) and `last_verified_at` at `now`, and returns the row.
+ * Synchronous, for the idempotency transaction.
+ */
+export function contactVerification(store: Store) {
+  const update = compileStatement(store, (param) =>
+    store.db
+      .updateTable('contacts')
+      .set({ verification_status: param<ContactRow['verification_status']>('status'), last_verified_at: param('now'), updated_at: param('now') })
+      .where('id', '=', param('contactId'))
+      .returningAll(),
+  );
+  return (contactId: string, status: ContactRow['verification_status'], now: string): ContactRow | undefined =>
+    update.get({ contactId, status, now });
 }

@@ -4,8 +4,11 @@
  * `requireDraft`.
  */
 import type { Kysely, Selectable } from 'kysely';
+import { compileStatement } from '../db/compiled.js';
+import type { Store } from '../db/connection.js';
 import type { Database, DraftMessagesTable, DraftsTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
 import { DRAFT_STATUSES } from '../domain/enums.js';
 import { countedTotal, keysOf } from './row-counts.js';
 import type { z } from '@hono/zod-openapi';
@@ -156,4 +159,71 @@ export async function requireDraft(db: Kysely<Database>, siteId: string, draftId
   const row = await draftQuery(db).where('d.id', '=', draftId).where('d.site_id', '=', siteId).executeTakeFirst();
   if (!row) throw notFound('Draft');
   return toDraft(row);
+}
+
+/** The fields of a new draft message; the others default (no personalization, no generation facts). */
+export type NewDraftMessage = Pick<DraftMessagesTable, 'subject' | 'body'> & Partial<Omit<DraftMessagesTable, 'id' | 'draft_id'>>;
+
+/**
+ * The draft writes of the edit and regenerate endpoints, compiled and prepared once per store.
+ * Synchronous: they run inside `Store.transaction` (regenerate: the idempotency transaction).
+ */
+export class DraftWrites {
+  private readonly edit;
+  private readonly insert;
+  private readonly point;
+
+  constructor(store: Store) {
+    const { db } = store;
+    this.edit = compileStatement(store, (param) =>
+      db
+        .updateTable('draft_messages')
+        .set({ subject: param('subject'), body: param('body'), updated_at: param('now') })
+        .where('id', '=', param('messageId')),
+    );
+    this.insert = compileStatement(store, (param) =>
+      db.insertInto('draft_messages').values({
+        id: param('id'),
+        draft_id: param('draft_id'),
+        subject: param('subject'),
+        body: param('body'),
+        personalization: param('personalization'),
+        grounding_summary: param('grounding_summary'),
+        generation_provider: param('generation_provider'),
+        generation_model: param('generation_model'),
+        created_at: param('created_at'),
+        updated_at: param('updated_at'),
+      }),
+    );
+    this.point = compileStatement(store, (param) =>
+      db
+        .updateTable('drafts')
+        .set({ message_id: param('messageId'), updated_at: param('now') })
+        .where('id', '=', param('draftId')),
+    );
+  }
+
+  /** Replaces the subject and body of the draft's current message `messageId`; both advance `updated_at` to `now`. */
+  editMessage(draftId: string, messageId: string, text: { subject: string; body: string }, now: string): void {
+    this.edit.run({ ...text, now, messageId });
+    this.point.run({ messageId, now, draftId });
+  }
+
+  /** Inserts a new message and makes it the draft's current one; returns its row. */
+  addMessage(draftId: string, fields: NewDraftMessage, now: string): DraftMessageRow {
+    const row: DraftMessageRow = {
+      id: newId('dmsg'),
+      draft_id: draftId,
+      personalization: '{}',
+      grounding_summary: null,
+      generation_provider: null,
+      generation_model: null,
+      created_at: now,
+      updated_at: now,
+      ...fields,
+    };
+    this.insert.run(row);
+    this.point.run({ messageId: row.id, now, draftId });
+    return row;
+  }
 }

@@ -3,6 +3,8 @@
  * "Email accounts"; decisions.md §11 for the value lists). Not paginated (contract §4).
  */
 import type { Kysely, Selectable } from 'kysely';
+import { compileStatement } from '../db/compiled.js';
+import type { Store } from '../db/connection.js';
 import type { Database, EmailConnectionsTable, EmailSendersTable } from '../db/schema.js';
 import type { z } from '@hono/zod-openapi';
 import type { EmailAccounts, EmailConnection, EmailSender } from '../schemas/resources.js';
@@ -59,4 +61,22 @@ export async function listEmailAccounts(db: Kysely<Database>, siteId: string): P
     db.selectFrom('email_senders').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute(),
   ]);
   return { connections: connections.map(toEmailConnection), senders: senders.map(toEmailSender) };
+}
+
+/**
+ * The sender a reply of site `siteId` goes out from: its first `active` sender (oldest, then
+ * by id), or undefined. Compiled and prepared once per store; synchronous.
+ */
+export function activeSenderLookup(store: Store) {
+  const first = compileStatement(store, (param) =>
+    store.db
+      .selectFrom('email_senders')
+      .select(['id', 'email'])
+      .where('site_id', '=', param('siteId'))
+      .where('status', '=', 'active')
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(1),
+  );
+  return (siteId: string) => first.get({ siteId });
 }

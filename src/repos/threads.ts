@@ -4,6 +4,7 @@
  * lists). The reply endpoint reuses `requireThread`.
  */
 import type { Kysely, Selectable } from 'kysely';
+import { compileStatement } from '../db/compiled.js';
 import type { Store } from '../db/connection.js';
 import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
@@ -188,4 +189,21 @@ export function countOutboxMessagesByStatus(store: Store): Record<ThreadMessageR
   const rows = store.sqlite.prepare("SELECT status, COUNT(*) AS n FROM thread_messages WHERE direction = 'outbound' GROUP BY status").all() as { status: ThreadMessageRow['status']; n: number }[];
   for (const row of rows) counts[row.status] = row.n;
   return counts;
+}
+
+/**
+ * Counts one more outbound message on thread `threadId` at `now`: `outbound_count + 1`,
+ * `last_outbound_at` and `updated_at`. Compiled and prepared once per store; synchronous, for
+ * the reply's idempotency transaction.
+ */
+export function outboundCounter(store: Store) {
+  const count = compileStatement(store, (param) =>
+    store.db
+      .updateTable('threads')
+      .set((eb) => ({ outbound_count: eb('outbound_count', '+', 1), last_outbound_at: param('now'), updated_at: param('now') }))
+      .where('id', '=', param('threadId')),
+  );
+  return (threadId: string, now: string): void => {
+    count.run({ threadId, now });
+  };
 }

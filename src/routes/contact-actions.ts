@@ -8,7 +8,7 @@ import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } fr
 import { IdempotencyKeys, type Outcome, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
-import { requireContactRow, toContact, type ContactRow } from '../repos/contacts.js';
+import { requireContactRow, toContact , contactVerification} from '../repos/contacts.js';
 import { requireProspect } from '../repos/prospects.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Contact } from '../schemas/resources.js';
@@ -61,8 +61,7 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
   const { store, clock, config, providers } = deps;
   const keys = new IdempotencyKeys(store, clock);
   const discovery = new ContactDiscoveryStore(store);
-  const updateVerification = store.sqlite.prepare('UPDATE contacts SET verification_status = ?, last_verified_at = ?, updated_at = ? WHERE id = ?');
-  const contactById = store.sqlite.prepare('SELECT * FROM contacts WHERE id = ?');
+  const setVerification = contactVerification(store);
   const { maxBodyBytes } = config.limits;
 
   for (const group of GROUPS) {
@@ -102,8 +101,8 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
         },
         prepare: (contact) => providers.verifier.verify(contact.email).catch(providerFailure(deps.logger, 'address verifier')),
         commit: (contact, verdict, now) => {
-          updateVerification.run(verdict.status, now, now, contact.id);
-          return { status: 200, data: toContact(contactById.get(contact.id) as ContactRow) };
+          // The contact was read in `check` inside the caller's project: it is there.
+          return { status: 200, data: toContact(setVerification(contact.id, verdict.status, now)!) };
         },
       })) as never;
     });

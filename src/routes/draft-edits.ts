@@ -5,16 +5,14 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { isoAt } from '../domain/clock.js';
-import type { DraftMessagesTable } from '../db/schema.js';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireContactRow } from '../repos/contacts.js';
-import { type DraftRecord, requireDraft, toDraftMessage } from '../repos/drafts.js';
+import { DraftWrites, type DraftRecord, requireDraft, toDraftMessage } from '../repos/drafts.js';
 import { requireProspect } from '../repos/prospects.js';
-import { newId } from '../domain/ids.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Draft } from '../schemas/resources.js';
 import { DraftEditBody, DraftIdParam, RegenerateBody, RegenerateHeaders, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';
@@ -63,30 +61,8 @@ const regenerateRoute = (group: Group, maxBodyBytes: number) =>
 export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config, providers } = deps;
   const keys = new IdempotencyKeys(store, clock);
-  const { sqlite } = store;
-  const editMessage = sqlite.prepare('UPDATE draft_messages SET subject = ?, body = ?, updated_at = ? WHERE id = ?');
-  const insertMessage = sqlite.prepare(`INSERT INTO draft_messages (id, draft_id, subject, body, personalization, grounding_summary,
-    generation_provider, generation_model, created_at, updated_at)
-    VALUES (@id, @draft_id, @subject, @body, @personalization, @grounding_summary, @generation_provider, @generation_model, @created_at, @updated_at)`);
-  const pointDraft = sqlite.prepare('UPDATE drafts SET message_id = ?, updated_at = ? WHERE id = ?');
+  const writes = new DraftWrites(store);
   const { maxBodyBytes } = config.limits;
-
-  const newMessage = (draftId: string, fields: Pick<DraftMessagesTable, 'subject' | 'body'> & Partial<DraftMessagesTable>, now: string): DraftMessagesTable => {
-    const row: DraftMessagesTable = {
-      id: newId('dmsg'),
-      draft_id: draftId,
-      personalization: '{}',
-      grounding_summary: null,
-      generation_provider: null,
-      generation_model: null,
-      created_at: now,
-      updated_at: now,
-      ...fields,
-    };
-    insertMessage.run(row);
-    pointDraft.run(row.id, now, draftId);
-    return row;
-  };
 
   for (const group of GROUPS) {
     app.openapi(editRoute(group, maxBodyBytes), async (c) => {
@@ -98,10 +74,8 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       store.transaction(() => {
         const now = isoAt(clock.now());
         // A draft without a message (possible in imported data) gets its first one.
-        if (draft.message) {
-          editMessage.run(subject, body, now, draft.message.id);
-          pointDraft.run(draft.message.id, now, draft.id);
-        } else newMessage(draft.id, { subject, body }, now);
+        if (draft.message) writes.editMessage(draft.id, draft.message.id, { subject, body }, now);
+        else writes.addMessage(draft.id, { subject, body }, now);
       });
       return c.json({ ok: true as const, data: await requireDraft(store.db, site.id, draft.id) }, 200);
     });
@@ -142,7 +116,7 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
             })
             .catch(providerFailure(deps.logger, 'message generator')),
         commit: ({ draft }, generated, now) => {
-          const row = newMessage(
+          const row = writes.addMessage(
             draft.id,
             {
               subject: generated.subject,

@@ -11,7 +11,8 @@ import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } fr
 import { IdempotencyKeys, groupOperation } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
-import { requireThread, threadRecordId } from '../repos/threads.js';
+import { activeSenderLookup } from '../repos/email-accounts.js';
+import { outboundCounter, requireThread, threadRecordId } from '../repos/threads.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { ReplyResult } from '../schemas/resources.js';
 import { ReplyBody, SiteIdParam, ThreadIdParam, jsonRequestBody } from '../schemas/writes.js';
@@ -45,8 +46,8 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config } = deps;
   const keys = new IdempotencyKeys(store, clock);
   const outbox = new Outbox(store);
-  const activeSender = store.sqlite.prepare("SELECT id, email FROM email_senders WHERE site_id = ? AND status = 'active' ORDER BY created_at, id LIMIT 1");
-  const countOutbound = store.sqlite.prepare('UPDATE threads SET outbound_count = outbound_count + 1, last_outbound_at = ?, updated_at = ? WHERE id = ?');
+  const activeSender = activeSenderLookup(store);
+  const countOutbound = outboundCounter(store);
 
   for (const group of GROUPS) {
     app.openapi(replyRoute(group, config.limits.maxBodyBytes), async (c) => {
@@ -59,7 +60,7 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           const { site } = await requireCallerSite(c, store.db, group, params);
           const thread = await requireThread(store.db, site.id, ids.threadId);
           requireWritablePlan(c, clock);
-          const sender = activeSender.get(site.id) as { id: string; email: string } | undefined;
+          const sender = activeSender(site.id);
           if (!sender) {
             throw validationError([{ path: 'path.siteId', message: 'The site has no active email sender to send the reply from; activate one first' }]);
           }
@@ -77,7 +78,7 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
             },
             now,
           );
-          countOutbound.run(now, now, thread.id);
+          countOutbound(thread.id, now);
           return { status: 202, data: { threadId: thread.id, status: 'queued' as const } };
         },
       });

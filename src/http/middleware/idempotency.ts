@@ -34,7 +34,7 @@ import { createHash } from 'node:crypto';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isoAt, type Clock } from '../../domain/clock.js';
 import type { Store } from '../../db/connection.js';
-import type { IdempotencyKeysTable } from '../../db/schema.js';
+import { IdempotencyKeyStore, type KeyScope } from '../../repos/idempotency-keys.js';
 import type { Logger } from '../../logger.js';
 import { ProviderError } from '../../providers/types.js';
 import type { AppContext } from '../context.js';
@@ -98,27 +98,15 @@ interface StoredAnswer {
   body: string;
 }
 
-type KeyRow = Pick<IdempotencyKeysTable, 'request_hash' | 'state' | 'response_status' | 'response_body' | 'expires_at'>;
-
 /** The idempotency-key store of one database. */
 export class IdempotencyKeys {
-  private readonly select;
-  private readonly insert;
-  private readonly remove;
-  private readonly finish;
+  private readonly keys;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
   ) {
-    const { sqlite } = store;
-    const where = 'WHERE account_id = ? AND operation = ? AND key = ?';
-    this.select = sqlite.prepare(`SELECT request_hash, state, response_status, response_body, expires_at FROM idempotency_keys ${where}`);
-    this.insert = sqlite.prepare(
-      "INSERT INTO idempotency_keys (account_id, operation, key, request_hash, state, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_flight', ?, ?)",
-    );
-    this.remove = sqlite.prepare(`DELETE FROM idempotency_keys ${where}`);
-    this.finish = sqlite.prepare(`UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ? ${where}`);
+    this.keys = new IdempotencyKeyStore(store);
   }
 
   /**
@@ -127,7 +115,7 @@ export class IdempotencyKeys {
    * steps throw, after releasing the key.
    */
   async run<C, P, T>(c: AppContext, request: IdempotentRequest, steps: IdempotentSteps<C, P, T>): Promise<Response> {
-    const scope = [c.get('caller').account.id, request.operation, request.key] as const;
+    const scope: KeyScope = { accountId: c.get('caller').account.id, operation: request.operation, key: request.key };
     const hash = requestHash(request.ids, request.body);
     // Replay first: nothing that reads the current data may run before a stored answer.
     const stored = this.stored(scope, hash);
@@ -136,7 +124,7 @@ export class IdempotencyKeys {
     const complete = (prepared: P) => {
       const outcome = steps.commit(checked, prepared, isoAt(this.clock.now()));
       const envelope = { ok: true as const, data: outcome.data };
-      this.finish.run(outcome.status, JSON.stringify(envelope), ...scope);
+      this.keys.complete(scope, outcome.status, JSON.stringify(envelope));
       return { status: outcome.status, envelope };
     };
 
@@ -154,7 +142,7 @@ export class IdempotencyKeys {
       const result = this.store.transaction(() => complete(prepared));
       return c.json(result.envelope, result.status);
     } catch (error) {
-      this.remove.run(...scope);
+      this.keys.release(scope);
       throw error;
     }
   }
@@ -164,8 +152,8 @@ export class IdempotencyKeys {
    * @throws ApiError IDEMPOTENCY_KEY_REUSED when it was used for another request,
    * IDEMPOTENCY_CONFLICT when that request is still running.
    */
-  private stored(scope: readonly [string, string, string], hash: string): StoredAnswer | null {
-    const row = this.select.get(...scope) as KeyRow | undefined;
+  private stored(scope: KeyScope, hash: string): StoredAnswer | null {
+    const row = this.keys.find(scope);
     if (!row || Date.parse(row.expires_at) <= this.clock.now()) return null;
     if (row.request_hash !== hash) {
       throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was already used for a different request; use a new key');
@@ -177,12 +165,11 @@ export class IdempotencyKeys {
   }
 
   /** Inside a transaction: the stored answer to replay, or null after claiming the key `in_flight`. */
-  private claim(scope: readonly [string, string, string], hash: string): StoredAnswer | null {
+  private claim(scope: KeyScope, hash: string): StoredAnswer | null {
     const stored = this.stored(scope, hash);
     if (stored) return stored;
     const now = this.clock.now();
-    this.remove.run(...scope); // an expired key counts as unused
-    this.insert.run(...scope, hash, isoAt(now), isoAt(now + IDEMPOTENCY_TTL_MS));
+    this.keys.claim(scope, hash, isoAt(now), isoAt(now + IDEMPOTENCY_TTL_MS)); // an expired key counts as unused
     return null;
   }
 
