@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
 import { startBackgroundCheckpoints } from './db/checkpointer.js';
 import { migrate } from './db/migrate.js';
+import { createFixture, type Fixture } from './fixture/index.js';
 import { createApp, type App } from './http/app.js';
 import { listen, type Listener } from './http/listen.js';
 import { createLogger, type Logger } from './logger.js';
@@ -34,6 +35,8 @@ export interface RunningServer {
   workers: Workers;
   /** The Prometheus series, when `metrics.enabled`. */
   metrics?: Metrics;
+  /** The fixture control plane (`fixture.enabled`, decisions.md §14). */
+  fixture?: Fixture;
   close(): Promise<void>;
 }
 
@@ -50,16 +53,20 @@ export interface StartOptions {
 /** Opens the store, migrates it, and listens on `config.server.host:port` (port 0: any free port). */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
-  const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.log);
   const store = options.store ?? (await openStore(config.db.path, { synchronous: config.db.synchronous }));
   migrate(store);
   // WAL checkpoints in a worker thread, never inside a request's commit.
   const checkpointer = startBackgroundCheckpoints(store, { logger });
+  // After migrate and any import: the data now is what a reset restores.
+  const fixture = config.fixture.enabled ? createFixture({ config, store, clock: options.clock ?? systemClock }) : undefined;
+  const clock = fixture?.clock ?? options.clock ?? systemClock;
   const metrics = config.metrics.enabled ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store) }) : undefined;
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };
+  if (fixture) providers.mail = fixture.captureMail(providers.mail);
   const workers = createWorkers({ store, clock, config, providers, logger, metrics });
-  const app = createApp({ config, store, clock, logger, providers, metrics, workersRunning: () => workers.running, notify: (name) => workers[name].wake() });
+  if (fixture) for (const worker of [workers.outbox, workers.discovery, workers.purge, workers.monitor]) worker.runInside((pass) => fixture.gate.run(pass));
+  const app = createApp({ config, store, clock, logger, providers, metrics, fixture, workersRunning: () => workers.running, notify: (name) => workers[name].wake() });
   // Before the first request: recovery of interrupted work must not touch a new request's.
   workers.start();
   // Deno.serve under Deno, @hono/node-server under Node: the same app either way.
@@ -79,6 +86,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     store,
     workers,
     metrics,
+    fixture,
     async close() {
       await server.close();
       await workers.stop();

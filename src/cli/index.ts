@@ -93,13 +93,22 @@ export function buildCli(): Command {
     .addOption(new Option('--port <port>', `port to listen on (default 8080, 0 picks a free port; env ${envOf('server.port')})`).argParser(parsePort))
     .option('--import <file>', 'import this document before serving')
     .option('--demo', 'on an empty database, load the demo data; print a ready token and a curl example')
+    .option('--fixture', 'add the test-fixture admin API under /__admin (reset, journal, mail, faults, clock)')
+    .option('--seed <seed>', 'with --fixture: ids of writes come from a generator seeded with this')
     .addHelpText(
       'after',
       `\nEvery configuration key also has an environment variable, e.g. ${envOf('server.shutdownGraceMs')}, ` +
         `${envOf('log.level')}, ${envOf('metrics.enabled')} (see config.example.json and the README).`,
     )
-    .action(async (options: { host?: string; port?: number; import?: string; demo?: boolean }, command: Command) => {
-      const config = configOf(command, { 'server.host': options.host, 'server.port': options.port });
+    .action(async (options: { host?: string; port?: number; import?: string; demo?: boolean; fixture?: boolean; seed?: string }, command: Command) => {
+      const config = configOf(command, {
+        'server.host': options.host,
+        'server.port': options.port,
+        'fixture.enabled': options.fixture,
+        'fixture.seed': options.seed,
+      });
+      if (options.seed !== undefined && !config.fixture.enabled) throw new CliError('--seed needs --fixture');
+      if (config.db.path === ':memory:' && !options.import && !options.demo) throw new CliError('--db :memory: needs --demo or --import: an empty in-memory database has no account to serve');
       requireProviderSettings(config); // before the database is touched
       limitYoungGeneration();
       const logger = createLogger(config.log);
@@ -134,6 +143,7 @@ export function buildCli(): Command {
       print(`  base URL:  ${base}`);
       print(`  OpenAPI:   ${server.origin}/api/public/openapi.json`);
       print(`  reference: ${server.origin}/api/public/docs`);
+      if (server.fixture) print(`  admin API: ${server.origin}/__admin (OpenAPI: ${server.origin}/__admin/openapi.json)`);
       if (demoToken) {
         print(`  demo token (every scope): ${demoToken}`);
         print();

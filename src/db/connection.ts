@@ -56,6 +56,13 @@ export interface Store {
    * (e.g. the whole database restored in place): the next `changeStamp()` differs.
    */
   markChanged(): void;
+  /**
+   * Registers `listener` to run after the data was put back to a snapshot (the fixture's reset,
+   * decisions.md §14): every in-process cache derived from the data registers here and drops it.
+   */
+  onReset(listener: () => void): void;
+  /** Runs the `onReset` listeners; called by whoever put the data back. */
+  emitReset(): void;
   close(): Promise<void>;
 }
 
@@ -102,6 +109,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   let depth = 0;
   const stampStatement = sqlite.prepare(CHANGE_STAMP_SQL);
   let generation = 0;
+  const resetListeners: (() => void)[] = [];
   const store: Store = {
     db,
     sqlite,
@@ -121,6 +129,12 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
       return () => {
         store.db = db;
       };
+    },
+    onReset(listener) {
+      resetListeners.push(listener);
+    },
+    emitReset() {
+      for (const listener of resetListeners) listener();
     },
     transaction<T>(fn: () => T): T {
       // Nested calls join the outer transaction, so repository helpers compose.

@@ -4,7 +4,7 @@
  * routes under `/api/public/v1`, plus the generated OpenAPI 3.1 document at
  * `/api/public/openapi.json`. Every response, errors included, is the JSON envelope.
  */
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { OpenAPIHono, type Hook } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
@@ -36,23 +36,23 @@ export interface App {
   deps: AppDeps;
 }
 
+/** decisions.md §4: a request that fails its route's schemas is 422 VALIDATION_ERROR with one `{ path, message }` per problem. */
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+  if (result.success) return;
+  const target = TARGET_NAMES[result.target] ?? result.target;
+  throw validationError(
+    result.error.issues.map((issue) => ({
+      path: [target, ...issue.path.map(String)].join('.'),
+      message: issue.message,
+    })),
+  );
+};
+
 export function createApp(input: Omit<AppDeps, 'limiter'>): App {
   const rpm = input.config.limits.requestsPerMinute;
   const deps: AppDeps = { ...input, limiter: rpm > 0 ? new SlidingWindowLimiter(rpm, RATE_WINDOW_MS, input.clock) : undefined };
 
-  const api = new OpenAPIHono<AppEnv>({
-    // decisions.md §4: 422 VALIDATION_ERROR with one `{ path, message }` per problem.
-    defaultHook: (result) => {
-      if (result.success) return;
-      const target = TARGET_NAMES[result.target] ?? result.target;
-      throw validationError(
-        result.error.issues.map((issue) => ({
-          path: [target, ...issue.path.map(String)].join('.'),
-          message: issue.message,
-        })),
-      );
-    },
-  });
+  const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
@@ -70,7 +70,9 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
       throw new ApiError('METHOD_NOT_ALLOWED', `Method not allowed; allowed: ${methods.join(', ')}`, undefined, { Allow: methods.join(', ') });
     },
   }));
+  if (deps.fixture) app.use(`${API_BASE}/*`, deps.fixture.observe);
   app.use(`${API_BASE}/*`, bearerAuth(deps));
+  if (deps.fixture) app.use(`${API_BASE}/*`, deps.fixture.inject(deps));
   if (deps.limiter) app.use(`${API_BASE}/*`, rateLimit(deps.limiter));
   app.route(API_BASE, api);
 
@@ -94,6 +96,7 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
   app.get(OPENAPI_PATH, (c) => c.body(openapiBody, 200, { 'Content-Type': 'application/json' }));
   registerOperatorRoutes(app, deps);
   registerDocsRoutes(app);
+  deps.fixture?.mount(app, deps);
 
   // Returned, not thrown: methodNotAllowed turns this 404 into a 405 when another method matches.
   app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404));

@@ -2,7 +2,8 @@
  * What every handler can reach: the application's dependencies (built once by `createApp`) and
  * the per-request variables set by the middleware.
  */
-import type { Context } from 'hono';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
@@ -31,6 +32,18 @@ export interface AppDeps {
    * next poll. Optional: without it the work is found on the next poll all the same.
    */
   notify?: (worker: 'outbox' | 'discovery') => void;
+  /** The CI-fixture control plane (decisions.md §14); present only with `fixture.enabled`. */
+  fixture?: FixtureHooks;
+}
+
+/** Where the fixture control plane plugs into the app (built by `src/fixture/`). */
+export interface FixtureHooks {
+  /** First middleware of the public API: the request gate and the request journal. */
+  observe: MiddlewareHandler<AppEnv>;
+  /** After authentication, before the rate limiter: fault rules. */
+  inject(deps: AppDeps): MiddlewareHandler<AppEnv>;
+  /** Mounts the admin API under `/__admin`, with its own OpenAPI document. */
+  mount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void;
 }
 
 /** The authenticated caller (set by the auth middleware). */

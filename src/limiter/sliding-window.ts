@@ -78,6 +78,11 @@ export class SlidingWindowLimiter {
     }
   }
 
+  /** Forgets every window (the fixture's reset). */
+  clear(): void {
+    this.buckets.clear();
+  }
+
   /** Number of keys currently held. */
   get size(): number {
     return this.buckets.size;

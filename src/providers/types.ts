@@ -67,6 +67,9 @@ export interface OutgoingMail {
   cc: string[];
   subject: string;
   text: string;
+  /** The thread the outbox sends it in, and which attempt this is (1, 2, …); for observers such as the fixture's captured mail. */
+  threadId?: string;
+  attempt?: number;
 }
 
 export interface MailTransport {

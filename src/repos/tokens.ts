@@ -16,6 +16,12 @@ export const MAX_ACTIVE_TOKENS = 10;
 /** A refusal the operator can act on (bad scope, unknown account, token limit). */
 export class TokenError extends Error {}
 
+/** The name of token `id`; null when there is none. */
+export function tokenName(store: Store, id: string): string | null {
+  const row = store.sqlite.prepare('SELECT name FROM api_tokens WHERE id = ?').get(id) as { name: string } | undefined;
+  return row?.name ?? null;
+}
+
 /**
  * The condition on an `api_tokens` row of an active token: neither revoked nor expired at `now`
  * (ISO 8601). The one definition for every count of active tokens. Its columns are unqualified,

@@ -139,6 +139,8 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
           cc: JSON.parse(m.cc_emails) as string[],
           subject: m.subject ?? '',
           text: m.body,
+          threadId: m.thread_id,
+          attempt,
         });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);

@@ -19,6 +19,11 @@ export interface Worker {
   wake(): void;
   /** Stops the timer and waits for the pass in progress. */
   stop(): Promise<void>;
+  /**
+   * Runs every later pass inside `wrap`: the fixture's request gate, so that a reset never
+   * overlaps a pass (decisions.md §14).
+   */
+  runInside(wrap: (pass: () => Promise<number>) => Promise<number>): void;
 }
 
 export function createWorker(name: string, intervalMs: number, step: () => Promise<number>, logger: Logger): Worker {
@@ -27,9 +32,10 @@ export function createWorker(name: string, intervalMs: number, step: () => Promi
   let stopped = false;
   let busy = false;
   let again = false;
+  let wrap = (pass: () => Promise<number>) => pass();
 
   const runOnce = (): Promise<number> => {
-    const run = tail.then(() => (stopped ? 0 : step()));
+    const run = tail.then(() => (stopped ? 0 : wrap(step)));
     tail = run.catch(() => undefined);
     return run;
   };
@@ -66,6 +72,9 @@ export function createWorker(name: string, intervalMs: number, step: () => Promi
     },
     wake() {
       if (!stopped) background();
+    },
+    runInside(wrapper) {
+      wrap = wrapper;
     },
     async stop() {
       stopped = true;

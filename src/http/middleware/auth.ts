@@ -21,6 +21,8 @@ export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const findToken = cachedTokenLookup(store);
   const touch = store.sqlite.prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ?');
   const lastTouched = new Map<string, number>();
+  // A reset puts last_used_at back: touch again on the next request, as after a start.
+  store.onReset(() => lastTouched.clear());
 
   return async (c, next) => {
     const header = c.req.header('authorization');
