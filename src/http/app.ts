@@ -70,7 +70,7 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
       throw new ApiError('METHOD_NOT_ALLOWED', `Method not allowed; allowed: ${methods.join(', ')}`, undefined, { Allow: methods.join(', ') });
     },
   }));
-  if (deps.fixture) app.use(`${API_BASE}/*`, deps.fixture.observe);
+  if (deps.fixture) app.use(`${API_BASE}/*`, deps.fixture.track);
   app.use(`${API_BASE}/*`, bearerAuth(deps));
   if (deps.fixture) app.use(`${API_BASE}/*`, deps.fixture.inject(deps));
   if (deps.limiter) app.use(`${API_BASE}/*`, rateLimit(deps.limiter));

@@ -39,7 +39,7 @@ export interface AppDeps {
 /** Where the fixture control plane plugs into the app (built by `src/fixture/`). */
 export interface FixtureHooks {
   /** First middleware of the public API: the request gate and the request journal. */
-  observe: MiddlewareHandler<AppEnv>;
+  track: MiddlewareHandler<AppEnv>;
   /** After authentication, before the rate limiter: fault rules. */
   inject(deps: AppDeps): MiddlewareHandler<AppEnv>;
   /** Mounts the admin API under `/__admin`, with its own OpenAPI document. */
