@@ -99,8 +99,10 @@ export function createSnapshot(sqlite: SqliteHandle): StoreSnapshot {
       const todo = withoutRowid
         ? `SELECT ${keyColumns.map((_, i) => `json_extract(rid, '$[${i}]')`).join(', ')} FROM temp.fixture_todo`
         : 'SELECT rid FROM temp.fixture_todo';
-      const inSnap = `SELECT ${snapKeyColumns.join(', ')} FROM ${snap}`;
-      const inMain = `SELECT ${keyColumns.join(', ')} FROM ${main}`;
+      // Correlated lookups by key, never `IN (SELECT … FROM whole table)`: that would build an
+      // index of the whole table at every reset.
+      const inSnap = `EXISTS (SELECT 1 FROM ${snap} s WHERE ${snapKeyColumns.map((c, i) => `s.${c} = ${main}.${keyColumns[i]}`).join(' AND ')})`;
+      const inMain = `EXISTS (SELECT 1 FROM ${main} m WHERE ${keyColumns.map((c, i) => `m.${c} = ${snap}.${snapKeyColumns[i]}`).join(' AND ')})`;
       const matchSnap = snapKeyColumns.map((c, i) => `s.${c} = ${main}.${keyColumns[i]}`).join(' AND ');
       const keyInsert = withoutRowid ? '' : 'rowid, ';
       const snapKeyInsert = withoutRowid ? '' : '__rowid, ';
@@ -111,11 +113,11 @@ export function createSnapshot(sqlite: SqliteHandle): StoreSnapshot {
       copies.push({
         name,
         withoutRowid,
-        remove: [sqlite.prepare(`DELETE FROM ${main} WHERE ${key} IN (${todo}) AND ${key} NOT IN (${inSnap})`)],
+        remove: [sqlite.prepare(`DELETE FROM ${main} WHERE ${key} IN (${todo}) AND NOT ${inSnap}`)],
         putBack: [
           // UPDATE, not DELETE and INSERT: deleting a parent row would cascade to its children.
-          sqlite.prepare(`UPDATE ${main} SET (${list}) = (SELECT ${list} FROM ${snap} s WHERE ${matchSnap}) WHERE ${key} IN (${todo}) AND ${key} IN (${inSnap})`),
-          sqlite.prepare(`INSERT INTO ${main} (${keyInsert}${list}) SELECT ${snapKeyInsert}${list} FROM ${snap} WHERE ${snapKey} IN (${todo}) AND ${snapKey} NOT IN (${inMain})`),
+          sqlite.prepare(`UPDATE ${main} SET (${list}) = (SELECT ${list} FROM ${snap} s WHERE ${matchSnap}) WHERE ${key} IN (${todo}) AND ${inSnap}`),
+          sqlite.prepare(`INSERT INTO ${main} (${keyInsert}${list}) SELECT ${snapKeyInsert}${list} FROM ${snap} WHERE ${snapKey} IN (${todo}) AND NOT ${inMain}`),
         ],
         take: [
           sqlite.prepare(`DELETE FROM ${snap} WHERE ${snapKey} IN (${todo})`),

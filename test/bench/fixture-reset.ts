@@ -18,7 +18,7 @@ import { silentLogger } from '../../src/logger.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_TOKEN, ensureDataset, scaled } from './generate.js';
 
-const ROUNDS = 20;
+const ROUNDS = Number(process.env.ROUNDS ?? 20);
 const argv = process.argv.slice(2);
 const scaleAt = argv.indexOf('--scale');
 const dir = mkdtempSync(join(tmpdir(), 'outreach-fixture-bench-'));
