@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { Kysely, SqliteDialect, type LogEvent, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
+import { registerSqlFunctions } from './sql-functions.js';
 
 type CachedStatement = SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
 
@@ -104,6 +105,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   sqlite.exec('PRAGMA foreign_keys = ON');
   // Statement journals (which the row_counts triggers make every write keep) stay in memory.
   sqlite.exec('PRAGMA temp_store = MEMORY');
+  registerSqlFunctions(sqlite);
   const database = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   let depth = 0;

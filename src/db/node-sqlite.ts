@@ -19,6 +19,7 @@ interface NodeDatabase {
   prepare(sql: string): NodeStatement;
   exec(sql: string): void;
   close(): void;
+  function(name: string, options: { deterministic: boolean }, fn: (...args: unknown[]) => unknown): void;
 }
 
 const isNamed = (value: unknown): value is Record<string, unknown> =>
@@ -47,6 +48,7 @@ export function openNodeSqlite(path: string): SqliteHandle {
   return {
     exec: (sql: string) => database.exec(sql),
     close: () => database.close(),
+    function: (name: string, options: { deterministic: boolean }, fn: (...args: unknown[]) => unknown) => database.function(name, options, fn),
     prepare(sql: string) {
       const statement = database.prepare(sql);
       statement.setAllowBareNamedParameters?.(true);

@@ -17,4 +17,6 @@ export interface SqliteHandle extends SqliteDatabase {
   exec(sql: string): unknown;
   prepare(sql: string): SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
   close(): void;
+  /** Registers a scalar SQL function (deterministic: same result for the same arguments). */
+  function(name: string, options: { deterministic: boolean }, fn: (...args: unknown[]) => unknown): unknown;
 }

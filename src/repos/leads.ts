@@ -4,6 +4,7 @@
  */
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database, LeadsTable } from '../db/schema.js';
+import { foldCase } from '../db/sql-functions.js';
 import { notFound } from '../domain/errors.js';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LeadView } from '../domain/enums.js';
 import { TRIGRAM_MIN_CHARS, charCount, ftsPhrase } from './prospects.js';
@@ -77,7 +78,7 @@ function admittedTiers(filter: LeadFilter): readonly LeadRow['tier'][] | undefin
  * [stage | tier,] dismissed) and continues with the list order (score, postedAt, id, all
  * descending), so SQLite walks one in order and tests the other filters row by row.
  * Search: a 3+ character term is a rowid set from the trigram table `leads_fts` (which never
- * holds a redacted lead's text); a 1–2 character one is an ASCII-case-insensitive `instr` that
+ * holds a redacted lead's text); a 1–2 character one is an `instr` over `fold()`ed columns that
  * skips the hidden columns of redacted leads the same way.
  */
 const leadWhere = (filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undefined) => (eb: ExpressionBuilder<Database, 'leads'>) => {
@@ -94,8 +95,8 @@ const leadWhere = (filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undef
     conditions.push(
       charCount(term) >= TRIGRAM_MIN_CHARS
         ? sql<SqlBool>`leads.rowid IN (SELECT rowid FROM leads_fts WHERE leads_fts MATCH ${ftsPhrase(term)})`
-        : sql<SqlBool>`(instr(lower(author_handle), lower(${term})) > 0 OR (redacted = 0 AND (instr(lower(title), lower(${term})) > 0
-            OR instr(lower(body), lower(${term})) > 0 OR instr(lower(evidence_quote), lower(${term})) > 0)))`,
+        : sql<SqlBool>`(instr(fold(author_handle), ${foldCase(term)}) > 0 OR (redacted = 0 AND (instr(fold(title), ${foldCase(term)}) > 0
+            OR instr(fold(body), ${foldCase(term)}) > 0 OR instr(fold(evidence_quote), ${foldCase(term)}) > 0)))`,
     );
   }
   return eb.and(conditions);

@@ -4,6 +4,7 @@
  */
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database, ProspectsTable } from '../db/schema.js';
+import { foldCase } from '../db/sql-functions.js';
 import { notFound } from '../domain/errors.js';
 import { PROSPECT_STATUSES } from '../domain/enums.js';
 import { cachedCount } from './data-cache.js';
@@ -71,7 +72,8 @@ export interface ProspectFilter {
  * The WHERE clause of the prospect list. Site/project and status are the leading columns of one
  * of the four `prospects_{project,site}[_status]_order` indexes, which the list walks in order;
  * a search of 3+ characters is a rowid set from the trigram table `prospects_fts`, and a 1–2
- * character one (too short for trigrams) an ASCII-case-insensitive `instr` over the same columns.
+ * character one (too short for trigrams) an `instr` over the same columns folded by `fold()`
+ * (`foldCase`, src/db/sql-functions.ts), so every length is case-insensitive for every script.
  */
 const prospectWhere = (filter: ProspectFilter) => (eb: ExpressionBuilder<Database, 'prospects'>) => {
   const conditions: Expression<SqlBool>[] = [
@@ -83,8 +85,8 @@ const prospectWhere = (filter: ProspectFilter) => (eb: ExpressionBuilder<Databas
     conditions.push(
       charCount(term) >= TRIGRAM_MIN_CHARS
         ? sql<SqlBool>`prospects.rowid IN (SELECT rowid FROM prospects_fts WHERE prospects_fts MATCH ${ftsPhrase(term)})`
-        : sql<SqlBool>`(instr(lower(title), lower(${term})) > 0 OR instr(lower(domain), lower(${term})) > 0
-            OR instr(lower(url), lower(${term})) > 0 OR instr(lower(description), lower(${term})) > 0)`,
+        : sql<SqlBool>`(instr(fold(title), ${foldCase(term)}) > 0 OR instr(fold(domain), ${foldCase(term)}) > 0
+            OR instr(fold(url), ${foldCase(term)}) > 0 OR instr(fold(description), ${foldCase(term)}) > 0)`,
     );
   }
   return eb.and(conditions);

@@ -198,6 +198,13 @@ describe('prospects', () => {
       assert.deepEqual(await search('zz'), []);
     });
 
+    it('folds case for every script at every length (title "Ünïcode Tents")', async () => {
+      // SQLite's lower() folds ASCII only; 1–2 character terms must fold Ü/ü as 3+ do.
+      for (const term of ['ü', 'Ü', 'üN', 'ÜN', 'ünï', 'ÜNÏ', 'ÜNÏCODE']) assert.deepEqual(await search(term), ['pr_4'], term);
+      assert.deepEqual(await search('ï'), ['pr_4']);
+      assert.deepEqual(await search('Ï'), ['pr_4']);
+    });
+
     it('treats FTS syntax in the term as text', async () => {
       for (const term of ['boots AND camping', 'boo*', 'NEAR(a b)', 'title:best', '"', '""', "'; DROP TABLE prospects; --", '(', '^bes']) {
         const res = await t.get(`/projects/prj_a1/prospects?search=${encodeURIComponent(term)}`, token);
