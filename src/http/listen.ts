@@ -17,7 +17,11 @@ interface DenoHttpServer {
   shutdown(): Promise<void>;
 }
 interface DenoNamespace {
-  serve(options: { hostname: string; port: number; onListen?: (addr: { port: number }) => void }, handler: (request: Request) => Response | Promise<Response>): DenoHttpServer;
+  serve(
+    options: { hostname: string; port: number; onListen?: (addr: { port: number }) => void },
+    /** `info.remoteAddr.hostname` is the client's address (the fixture admin API's access rule reads it). */
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
+  ): DenoHttpServer;
 }
 
 export interface Listener {
@@ -42,7 +46,7 @@ export async function listen(fetch: (request: Request, env?: unknown) => Respons
     let server!: DenoHttpServer;
     await new Promise<void>((resolve, reject) => {
       try {
-        server = deno.serve({ hostname, port, onListen: () => resolve() }, (request) => fetch(request));
+        server = deno.serve({ hostname, port, onListen: () => resolve() }, (request, info) => fetch(request, info));
       } catch (error) {
         reject(error);
       }
