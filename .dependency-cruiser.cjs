@@ -14,7 +14,13 @@ const layer = (name, from, mayNotImport) => ({
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'modules importing each other', from: {}, to: { circular: true } },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'modules importing each other',
+      from: {},
+      to: { circular: true },
+    },
     {
       name: 'domain-imports-no-layer',
       severity: 'error',
@@ -36,7 +42,11 @@ module.exports = {
       from: { path: '^src/schemas/' },
       to: { path: '^src/', pathNot: '^src/(schemas|domain)/' },
     },
-    layer('db-knows-no-resource', '^src/db/', '^src/(repos|workers|http|routes|import|seed|cli|providers|schemas)/|^src/server\\.ts$'),
+    layer(
+      'db-knows-no-resource',
+      '^src/db/',
+      '^src/(repos|workers|http|routes|import|seed|cli|providers|schemas)/|^src/server\\.ts$',
+    ),
     layer('repos-below-workers', '^src/repos/', '^src/(workers|http|routes|import|seed|cli)/|^src/server\\.ts$'),
     layer('workers-below-http', '^src/workers/', '^src/(http|routes|import|seed|cli)/|^src/server\\.ts$'),
     layer('http-below-server', '^src/(http|routes)/', '^src/(import|seed|cli)/|^src/server\\.ts$'),

@@ -99,7 +99,9 @@ function baseNode(work: string, strip: boolean): string {
 
 async function packageExecutable(strip: boolean): Promise<void> {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`the executable embeds the running Node, so build on Linux x64 (this is ${process.platform}-${process.arch})`);
+    throw new Error(
+      `the executable embeds the running Node, so build on Linux x64 (this is ${process.platform}-${process.arch})`,
+    );
   }
   const work = join(dist, '.work');
   rmSync(work, { recursive: true, force: true });
@@ -114,7 +116,9 @@ async function packageExecutable(strip: boolean): Promise<void> {
   const sea = (require('@yao-pkg/pkg/lib-es5/sea.js') as { default: Sea }).default;
   try {
     await sea(bundle, {
-      targets: [{ nodeRange: `node${process.versions.node.split('.')[0]}`, platform: 'linux', arch: 'x64', output: executable }],
+      targets: [
+        { nodeRange: `node${process.versions.node.split('.')[0]}`, platform: 'linux', arch: 'x64', output: executable },
+      ],
       nodePath: baseNode(work, strip),
       signature: false,
       seaConfig: {

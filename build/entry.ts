@@ -21,11 +21,17 @@ if (sea.isSea()) {
   let addon: unknown;
   Object.defineProperty(globalThis, GLOBAL, {
     configurable: true,
-    get: () => (addon ??= loadCachedAddon(new Uint8Array(sea.getRawAsset(NATIVE_SQLITE_ASSET) as ArrayBuffer), `${VERSION}-${__OUTREACH_NATIVE_HASH__}`)),
+    get: () =>
+      (addon ??= loadCachedAddon(
+        new Uint8Array(sea.getRawAsset(NATIVE_SQLITE_ASSET) as ArrayBuffer),
+        `${VERSION}-${__OUTREACH_NATIVE_HASH__}`,
+      )),
   });
 } else {
   // better-sqlite3 requires a path given as nativeBinding; the bundle sits in dist/ of a checkout.
-  Object.assign(globalThis, { [GLOBAL]: createRequire(__filename).resolve('better-sqlite3/build/Release/better_sqlite3.node') });
+  Object.assign(globalThis, {
+    [GLOBAL]: createRequire(__filename).resolve('better-sqlite3/build/Release/better_sqlite3.node'),
+  });
 }
 
 runCli(process.argv.slice(2)).then((code) => {

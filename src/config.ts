@@ -46,7 +46,11 @@ export const ConfigSchema = z.strictObject({
       /** Requests per sliding 60 s window per token; 0 turns the limiter off. */
       requestsPerMinute: z.number().int().min(0).default(100),
       /** Largest accepted request body, bytes. */
-      maxBodyBytes: z.number().int().min(1024).default(1024 * 1024),
+      maxBodyBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .default(1024 * 1024),
     })
     .prefault({}),
   providers: z
@@ -89,7 +93,11 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       allowPrivateNetworks: bool.default(false),
       maxRedirects: z.number().int().min(0).default(3),
-      maxBytes: z.number().int().min(1024).default(1024 * 1024),
+      maxBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .default(1024 * 1024),
       timeoutMs: ms.default(10000),
     })
     .prefault({}),
@@ -112,7 +120,11 @@ export const ConfigSchema = z.strictObject({
       userAgent: z.string().default(''),
       maxRedirects: z.number().int().min(0).default(5),
       /** Largest body read per page, bytes. */
-      maxBytes: z.number().int().min(1024).default(5 * 1024 * 1024),
+      maxBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .default(5 * 1024 * 1024),
       timeoutMs: ms.default(15000),
       allowPrivateNetworks: bool.default(false),
       /** Fetches at once, over all hosts. */
@@ -169,13 +181,20 @@ interface Leaf {
   kind: EnvKind;
 }
 
-type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; out?: z.ZodType; options?: z.ZodType[] };
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  out?: z.ZodType;
+  options?: z.ZodType[];
+};
 const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** The leaf keys of `schema`, walked through defaults, optionals and pipes (a `db` string is a pipe). */
 function leaves(schema: z.ZodType, path: string[] = []): Leaf[] {
   const def = defOf(schema);
-  if (def.type === 'object' && def.shape) return Object.entries(def.shape).flatMap(([key, child]) => leaves(child, [...path, key]));
+  if (def.type === 'object' && def.shape)
+    return Object.entries(def.shape).flatMap(([key, child]) => leaves(child, [...path, key]));
   const inner = def.innerType ?? def.out;
   if (inner) return leaves(inner, path);
   const key = path.join('.');
@@ -244,7 +263,8 @@ export function loadConfig(
     } catch (error) {
       throw new ConfigError(`config file ${path} is not valid JSON: ${(error as Error).message}`);
     }
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new ConfigError(`config file ${path} must hold a JSON object`);
     if (typeof raw.db === 'string') raw.db = { path: raw.db };
   }
   const problems: string[] = [];
@@ -267,7 +287,8 @@ export function loadConfig(
   }
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) problems.push(...describeIssues(parsed.error.issues, fromEnvironment));
-  if (problems.length) throw new ConfigError(`invalid configuration${path ? ` (${path})` : ''}: ${problems.join('; ')}`);
+  if (problems.length)
+    throw new ConfigError(`invalid configuration${path ? ` (${path})` : ''}: ${problems.join('; ')}`);
   return parsed.data!;
 }
 
@@ -297,7 +318,11 @@ export function requireProviderSettings(config: Config, env: Record<string, stri
     variable(config.verifier.httpApiKeyEnv, 'verifier.httpApiKeyEnv');
   }
   if (missing.length) {
-    const chosen = [providers.generator === 'openai' && 'generator: openai', providers.mail === 'smtp' && 'mail: smtp', providers.verifier === 'http' && 'verifier: http'].filter(Boolean);
+    const chosen = [
+      providers.generator === 'openai' && 'generator: openai',
+      providers.mail === 'smtp' && 'mail: smtp',
+      providers.verifier === 'http' && 'verifier: http',
+    ].filter(Boolean);
     throw new ConfigError(`the providers chosen (${chosen.join(', ')}) lack settings: ${missing.join('; ')}`);
   }
 }

@@ -50,7 +50,12 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   const registers = [registry];
   const metrics: Metrics = {
     registry,
-    httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by method, route template and status code.', labelNames: ['method', 'route', 'status'], registers }),
+    httpRequests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status code.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    }),
     httpDuration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time from receiving an HTTP request to its response, by method and route template, in seconds.',
@@ -58,15 +63,28 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       buckets: DURATION_BUCKETS,
       registers,
     }),
-    rateLimitRejections: new Counter({ name: 'outreach_rate_limit_rejections_total', help: 'Requests refused with 429 by the per-token rate limiter.', registers }),
-    idempotentReplays: new Counter({ name: 'outreach_idempotent_replays_total', help: 'Write requests answered with the stored response of their Idempotency-Key.', registers }),
+    rateLimitRejections: new Counter({
+      name: 'outreach_rate_limit_rejections_total',
+      help: 'Requests refused with 429 by the per-token rate limiter.',
+      registers,
+    }),
+    idempotentReplays: new Counter({
+      name: 'outreach_idempotent_replays_total',
+      help: 'Write requests answered with the stored response of their Idempotency-Key.',
+      registers,
+    }),
     outboxDeliveries: new Counter({
       name: 'outreach_outbox_deliveries_total',
       help: 'Reply delivery attempts of the outbox, by result: sent, retry (failed, tried again later), failed (given up).',
       labelNames: ['result'],
       registers,
     }),
-    backlinkChecks: new Counter({ name: 'outreach_backlink_checks_total', help: 'Backlink checks of the monitor, by the status found.', labelNames: ['status'], registers }),
+    backlinkChecks: new Counter({
+      name: 'outreach_backlink_checks_total',
+      help: 'Backlink checks of the monitor, by the status found.',
+      labelNames: ['status'],
+      registers,
+    }),
   };
   const { outboxMessagesByStatus } = sources;
   if (outboxMessagesByStatus) {

@@ -7,7 +7,17 @@
  * and loads it with `process.dlopen`. The loaded addon is handed to better-sqlite3 as its
  * `nativeBinding` (see `src/db/connection.ts`). Nothing here runs from source or under Deno.
  */
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { constants as osConstants, homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, sep } from 'node:path';
 
@@ -77,13 +87,23 @@ export function materialise(dir: string, name: string, bytes: Uint8Array): strin
   const file = join(dir, name);
   try {
     const stat = lstatSync(file);
-    if (stat.isFile() && stat.size === bytes.byteLength && stat.uid === (process.getuid?.() ?? stat.uid) && (stat.mode & 0o022) === 0) return file;
+    if (
+      stat.isFile() &&
+      stat.size === bytes.byteLength &&
+      stat.uid === (process.getuid?.() ?? stat.uid) &&
+      (stat.mode & 0o022) === 0
+    )
+      return file;
     rmSync(file, { force: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const partial = `${file}.${process.pid}.partial`;
-  const fd = openSync(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o500);
+  const fd = openSync(
+    partial,
+    fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW,
+    0o500,
+  );
   try {
     for (let offset = 0; offset < bytes.byteLength; ) offset += writeSync(fd, bytes, offset);
     if (fstatSync(fd).size !== bytes.byteLength) throw new Error(`short write to ${partial}`);

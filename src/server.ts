@@ -59,23 +59,41 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // WAL checkpoints in a worker thread, never inside a request's commit.
   const checkpointer = startBackgroundCheckpoints(store, { logger });
   // After migrate and any import: the data now is what a reset restores.
-  const fixture = config.fixture.enabled ? createFixture({ config, store, clock: options.clock ?? systemClock }) : undefined;
+  const fixture = config.fixture.enabled
+    ? createFixture({ config, store, clock: options.clock ?? systemClock })
+    : undefined;
   const clock = fixture?.clock ?? options.clock ?? systemClock;
-  const metrics = config.metrics.enabled ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store) }) : undefined;
+  const metrics = config.metrics.enabled
+    ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store) })
+    : undefined;
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };
   if (fixture) providers.mail = fixture.captureMail(providers.mail);
   const workers = createWorkers({ store, clock, config, providers, logger, metrics });
-  if (fixture) for (const worker of [workers.outbox, workers.discovery, workers.purge, workers.monitor]) worker.runInside((pass) => fixture.gate.run(pass));
-  const app = createApp({ config, store, clock, logger, providers, metrics, fixture, workersRunning: () => workers.running, notify: (name) => workers[name].wake() });
+  if (fixture)
+    for (const worker of [workers.outbox, workers.discovery, workers.purge, workers.monitor])
+      worker.runInside((pass) => fixture.gate.run(pass));
+  const app = createApp({
+    config,
+    store,
+    clock,
+    logger,
+    providers,
+    metrics,
+    fixture,
+    workersRunning: () => workers.running,
+    notify: (name) => workers[name].wake(),
+  });
   // Before the first request: recovery of interrupted work must not touch a new request's.
   workers.start();
   // Deno.serve under Deno, @hono/node-server under Node: the same app either way.
-  const server: Listener = await listen(app.app.fetch, config.server.host, config.server.port, logger).catch(async (error: unknown) => {
-    await workers.stop();
-    await checkpointer?.stop();
-    providers.mail.close();
-    throw error;
-  });
+  const server: Listener = await listen(app.app.fetch, config.server.host, config.server.port, logger).catch(
+    async (error: unknown) => {
+      await workers.stop();
+      await checkpointer?.stop();
+      providers.mail.close();
+      throw error;
+    },
+  );
   if (server.node) (server.node as import('node:http').Server).keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const port = server.port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;

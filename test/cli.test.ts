@@ -12,7 +12,10 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../bin/outreach-api.js', import.meta.url));
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
@@ -38,19 +41,38 @@ describe('outreach-api CLI', () => {
     const badPort = await cli(['--db', db, 'serve', '--port', 'eighty']);
     assert.equal(badPort.code, 2);
     assert.match(badPort.stderr, /--port/);
-    const badScope = await cli(['--db', db, 'tokens', 'create', '--account', 'a', '--name', 'n', '--scopes', 'everything']);
+    const badScope = await cli([
+      '--db',
+      db,
+      'tokens',
+      'create',
+      '--account',
+      'a',
+      '--name',
+      'n',
+      '--scopes',
+      'everything',
+    ]);
     assert.equal(badScope.code, 2);
     assert.match(badScope.stderr, /unknown scope/);
   });
 
   it('stops before touching the database on a configuration that does not parse or a provider without its settings', async () => {
     const never = join(dir, 'never.db');
-    const noKey = await cli(['--db', never, 'serve', '--port', '0'], { OUTREACH_API_PROVIDERS_GENERATOR: 'openai', OPENAI_API_KEY: '' });
+    const noKey = await cli(['--db', never, 'serve', '--port', '0'], {
+      OUTREACH_API_PROVIDERS_GENERATOR: 'openai',
+      OPENAI_API_KEY: '',
+    });
     assert.equal(noKey.code, 1);
     assert.match(noKey.stderr, /generator: openai.*OPENAI_API_KEY \(named by openai\.apiKeyEnv\) is not set/);
-    const badBool = await cli(['--db', never, 'serve', '--port', '0'], { OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: 'no' });
+    const badBool = await cli(['--db', never, 'serve', '--port', '0'], {
+      OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: 'no',
+    });
     assert.equal(badBool.code, 1);
-    assert.match(badBool.stderr, /OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS \(crawl\.allowPrivateNetworks\): must be true, false, 1 or 0/);
+    assert.match(
+      badBool.stderr,
+      /OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS \(crawl\.allowPrivateNetworks\): must be true, false, 1 or 0/,
+    );
     assert.equal(existsSync(never), false);
   });
 
@@ -65,14 +87,54 @@ describe('outreach-api CLI', () => {
     writeFileSync(
       doc,
       JSON.stringify({
-        accounts: [{ id: 'acct_cli', email: 'cli@example.com', name: 'CLI', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00+02:00' }],
-        projects: [{ id: 'prj_cli', accountId: 'acct_cli', name: 'From the CLI', createdAt: '2026-01-01T10:00:00+01:00', updatedAt: '2026-01-01T10:00:00Z' }],
-        sites: [{ id: 'site_cli', projectId: 'prj_cli', name: 'Blog', domain: 'blog.example.com', url: 'https://blog.example.com/', status: 'active', createdAt: '2026-01-02T00:00:00Z', updatedAt: '2026-01-02T00:00:00Z' }],
+        accounts: [
+          {
+            id: 'acct_cli',
+            email: 'cli@example.com',
+            name: 'CLI',
+            plan: 'pro',
+            planExpiresAt: '2099-01-01T00:00:00+02:00',
+          },
+        ],
+        projects: [
+          {
+            id: 'prj_cli',
+            accountId: 'acct_cli',
+            name: 'From the CLI',
+            createdAt: '2026-01-01T10:00:00+01:00',
+            updatedAt: '2026-01-01T10:00:00Z',
+          },
+        ],
+        sites: [
+          {
+            id: 'site_cli',
+            projectId: 'prj_cli',
+            name: 'Blog',
+            domain: 'blog.example.com',
+            url: 'https://blog.example.com/',
+            status: 'active',
+            createdAt: '2026-01-02T00:00:00Z',
+            updatedAt: '2026-01-02T00:00:00Z',
+          },
+        ],
       }),
     );
     const imported = await cli(['--db', db, 'import', doc]);
     assert.equal(imported.code, 0, imported.stderr);
-    const created = await cli(['--db', db, 'tokens', 'create', '--account', 'acct_cli', '--name', 'reader', '--scopes', 'projects:read,sites:read', '--expires-in', '1d']);
+    const created = await cli([
+      '--db',
+      db,
+      'tokens',
+      'create',
+      '--account',
+      'acct_cli',
+      '--name',
+      'reader',
+      '--scopes',
+      'projects:read,sites:read',
+      '--expires-in',
+      '1d',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const token = created.stdout.trim();
     assert.match(token, /^oapi_/);
@@ -82,7 +144,9 @@ describe('outreach-api CLI', () => {
     assert.ok(!listed.stdout.includes(token), 'tokens list never shows the token');
     assert.ok(listed.stdout.includes(token.slice(-4)));
 
-    const server = spawn(process.execPath, [BIN, '--db', db, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, [BIN, '--db', db, 'serve', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const origin = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -93,11 +157,18 @@ describe('outreach-api CLI', () => {
         });
         server.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
       });
-      const res = await fetch(`${origin}/api/public/v1/projects/prj_cli/sites`, { headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${origin}/api/public/v1/projects/prj_cli/sites`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       const body = (await res.json()) as { data: { data: { id: string; createdAt: string }[] } };
       assert.equal(res.status, 200);
-      assert.deepEqual(body.data.data.map((s) => s.id), ['site_cli']);
-      const project = (await (await fetch(`${origin}/api/public/v1/projects/prj_cli`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      assert.deepEqual(
+        body.data.data.map((s) => s.id),
+        ['site_cli'],
+      );
+      const project = (await (
+        await fetch(`${origin}/api/public/v1/projects/prj_cli`, { headers: { authorization: `Bearer ${token}` } })
+      ).json()) as {
         data: { createdAt: string };
       };
       assert.equal(project.data.createdAt, '2026-01-01T09:00:00.000Z', 'date-times are returned normalised to UTC');
@@ -108,13 +179,16 @@ describe('outreach-api CLI', () => {
 
   it('serve --demo prints the demo token only where it is an active token, else what the database holds', async () => {
     const banner = async (file: string) => {
-      const server = spawn(process.execPath, [BIN, '--db', file, 'serve', '--demo', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const server = spawn(process.execPath, [BIN, '--db', file, 'serve', '--demo', '--port', '0'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       try {
         return await new Promise<string>((resolve, reject) => {
           let out = '';
           server.stdout.on('data', (chunk: Buffer) => {
             out += chunk.toString();
-            if (/reference: .*\n(?:[\s\S]*\n)?/.test(out) && /listening on/.test(out)) setTimeout(() => resolve(out), 200);
+            if (/reference: .*\n(?:[\s\S]*\n)?/.test(out) && /listening on/.test(out))
+              setTimeout(() => resolve(out), 200);
           });
           server.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
         });
@@ -138,7 +212,15 @@ describe('outreach-api CLI', () => {
       doc,
       JSON.stringify({
         accounts: [{ id: 'acct_new', email: 'new@example.com', name: 'New', plan: 'pro' }],
-        projects: [{ id: 'prj_bad', accountId: 'acct_nobody', name: 'Orphan', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' }],
+        projects: [
+          {
+            id: 'prj_bad',
+            accountId: 'acct_nobody',
+            name: 'Orphan',
+            createdAt: '2026-01-01T00:00:00Z',
+            updatedAt: '2026-01-01T00:00:00Z',
+          },
+        ],
       }),
     );
     const res = await cli(['--db', db, 'import', doc]);

@@ -20,11 +20,15 @@ describe('config', () => {
   it('reads the example file, then lets environment variables and flags override it', () => {
     const fromFile = loadConfig('config.example.json', {});
     assert.equal(fromFile.smtp.host, 'smtp.example.com');
-    const config = loadConfig('config.example.json', {
-      OUTREACH_API_DB: '/tmp/x.db',
-      OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE: '0',
-      OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: 'true',
-    }, { 'server.port': 9000 });
+    const config = loadConfig(
+      'config.example.json',
+      {
+        OUTREACH_API_DB: '/tmp/x.db',
+        OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE: '0',
+        OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
+      { 'server.port': 9000 },
+    );
     assert.equal(config.db.path, '/tmp/x.db');
     assert.equal(config.limits.requestsPerMinute, 0);
     assert.equal(config.crawl.allowPrivateNetworks, true);
@@ -38,7 +42,10 @@ describe('config', () => {
   });
 
   it('fails with a message naming the bad key or file', () => {
-    assert.throws(() => loadConfig(undefined, { OUTREACH_API_SERVER_PORT: 'eighty' }), (e: Error) => e instanceof ConfigError && /server\.port/.test(e.message));
+    assert.throws(
+      () => loadConfig(undefined, { OUTREACH_API_SERVER_PORT: 'eighty' }),
+      (e: Error) => e instanceof ConfigError && /server\.port/.test(e.message),
+    );
     assert.throws(() => loadConfig('/nonexistent/config.json', {}), /not found/);
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
     writeFileSync(join(dir, 'bad.json'), '{ nope');
@@ -48,7 +55,11 @@ describe('config', () => {
   });
 
   const rejects = (env: Record<string, string>, pattern: RegExp, file?: string) =>
-    assert.throws(() => loadConfig(file, env), (e: Error) => e instanceof ConfigError && pattern.test(e.message), `${JSON.stringify(env)} ${file ?? ''}`);
+    assert.throws(
+      () => loadConfig(file, env),
+      (e: Error) => e instanceof ConfigError && pattern.test(e.message),
+      `${JSON.stringify(env)} ${file ?? ''}`,
+    );
   const fileWith = (content: unknown) => {
     const path = join(mkdtempSync(join(tmpdir(), 'cfg-')), 'config.json');
     writeFileSync(path, JSON.stringify(content));
@@ -56,12 +67,24 @@ describe('config', () => {
   };
 
   it('reads a boolean variable as true/false/1/0 only, and refuses anything else naming the variable', () => {
-    for (const [text, value] of [['true', true], ['1', true], ['false', false], ['0', false]] as const) {
-      assert.equal(loadConfig(undefined, { OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: text }).crawl.allowPrivateNetworks, value, text);
+    for (const [text, value] of [
+      ['true', true],
+      ['1', true],
+      ['false', false],
+      ['0', false],
+    ] as const) {
+      assert.equal(
+        loadConfig(undefined, { OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: text }).crawl.allowPrivateNetworks,
+        value,
+        text,
+      );
       assert.equal(loadConfig(undefined, { OUTREACH_API_SMTP_SECURE: text }).smtp.secure, value, text);
     }
     for (const text of ['no', 'off', 'FALSE', 'False', 'yes', 'on', '2', ' true']) {
-      rejects({ OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: text }, /OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS \(crawl\.allowPrivateNetworks\): must be true, false, 1 or 0/);
+      rejects(
+        { OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS: text },
+        /OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS \(crawl\.allowPrivateNetworks\): must be true, false, 1 or 0/,
+      );
       rejects({ OUTREACH_API_SMTP_SECURE: text }, /OUTREACH_API_SMTP_SECURE/);
       rejects({ OUTREACH_API_MONITOR_ALLOW_PRIVATE_NETWORKS: text }, /OUTREACH_API_MONITOR_ALLOW_PRIVATE_NETWORKS/);
     }
@@ -69,11 +92,16 @@ describe('config', () => {
 
   it('takes only JSON true/false for a boolean in the file', () => {
     assert.equal(loadConfig(fileWith({ crawl: { allowPrivateNetworks: true } }), {}).crawl.allowPrivateNetworks, true);
-    for (const value of ['false', 'no', 0, 1, null]) rejects({}, /crawl\.allowPrivateNetworks/, fileWith({ crawl: { allowPrivateNetworks: value } }));
+    for (const value of ['false', 'no', 0, 1, null])
+      rejects({}, /crawl\.allowPrivateNetworks/, fileWith({ crawl: { allowPrivateNetworks: value } }));
   });
 
   it('keeps strings strings', () => {
-    const config = loadConfig(undefined, { OUTREACH_API_SMTP_USER: 'false', OUTREACH_API_FIXTURE_ADMIN_TOKEN: '0', OUTREACH_API_MONITOR_USER_AGENT: 'true' });
+    const config = loadConfig(undefined, {
+      OUTREACH_API_SMTP_USER: 'false',
+      OUTREACH_API_FIXTURE_ADMIN_TOKEN: '0',
+      OUTREACH_API_MONITOR_USER_AGENT: 'true',
+    });
     assert.equal(config.smtp.user, 'false');
     assert.equal(config.fixture.adminToken, '0');
     assert.equal(config.monitor.userAgent, 'true');
@@ -83,7 +111,10 @@ describe('config', () => {
     assert.equal(loadConfig(undefined, { OUTREACH_API_SERVER_PORT: '9090' }).server.port, 9090);
     assert.equal(loadConfig(undefined, { OUTREACH_API_MONITOR_INTERVAL_HOURS: '0.5' }).monitor.intervalHours, 0.5);
     for (const text of ['0x50', '1e3', ' 80', '80 ', '80a', 'Infinity', '.5', 'eighty']) {
-      rejects({ OUTREACH_API_SERVER_PORT: text }, /OUTREACH_API_SERVER_PORT \(server\.port\): must be a decimal number/);
+      rejects(
+        { OUTREACH_API_SERVER_PORT: text },
+        /OUTREACH_API_SERVER_PORT \(server\.port\): must be a decimal number/,
+      );
     }
     rejects({ OUTREACH_API_SERVER_PORT: '70000' }, /OUTREACH_API_SERVER_PORT \(server\.port\)/);
     rejects({ OUTREACH_API_OUTBOX_MAX_ATTEMPTS: '1.5' }, /OUTREACH_API_OUTBOX_MAX_ATTEMPTS \(outbox\.maxAttempts\)/);
@@ -95,15 +126,30 @@ describe('config', () => {
     rejects({}, /datbase: unknown key/, fileWith({ datbase: 'x.db' }));
     rejects({}, /db\.sync: unknown key/, fileWith({ db: { path: 'x.db', sync: 'normal' } }));
     // Every problem at once, with the file.
-    rejects({ OUTREACH_API_SERVER_PORT: 'x' }, /\(.*config\.json\): .*OUTREACH_API_SERVER_PORT.*; limits\.perMinute: unknown key/, fileWith({ limits: { perMinute: 5 } }));
+    rejects(
+      { OUTREACH_API_SERVER_PORT: 'x' },
+      /\(.*config\.json\): .*OUTREACH_API_SERVER_PORT.*; limits\.perMinute: unknown key/,
+      fileWith({ limits: { perMinute: 5 } }),
+    );
   });
 
   it('gives every key a variable, keys with an empty default too', () => {
     const names = new Map(envVariables().map((v) => [v.path.join('.'), v.name]));
     assert.equal(names.get('db.path'), 'OUTREACH_API_DB');
     assert.equal(names.get('db.synchronous'), 'OUTREACH_API_DB_SYNCHRONOUS');
-    for (const key of ['verifier.httpUrl', 'monitor.userAgent', 'fixture.adminToken', 'fixture.seed', 'metrics.token', 'smtp.user']) assert.ok(names.get(key), key);
-    const config = loadConfig(undefined, { OUTREACH_API_VERIFIER_HTTP_URL: 'http://127.0.0.1:1/v', OUTREACH_API_METRICS_TOKEN: 'm' });
+    for (const key of [
+      'verifier.httpUrl',
+      'monitor.userAgent',
+      'fixture.adminToken',
+      'fixture.seed',
+      'metrics.token',
+      'smtp.user',
+    ])
+      assert.ok(names.get(key), key);
+    const config = loadConfig(undefined, {
+      OUTREACH_API_VERIFIER_HTTP_URL: 'http://127.0.0.1:1/v',
+      OUTREACH_API_METRICS_TOKEN: 'm',
+    });
     assert.equal(config.verifier.httpUrl, 'http://127.0.0.1:1/v');
     assert.equal(config.metrics.token, 'm');
   });
@@ -113,16 +159,30 @@ describe('config', () => {
     const file = fileWith({ db: { path: 'b.db', synchronous: 'normal' } });
     assert.deepEqual(loadConfig(file, {}).db, { path: 'b.db', synchronous: 'normal' });
     assert.deepEqual(loadConfig(file, { OUTREACH_API_DB: 'c.db' }).db, { path: 'c.db', synchronous: 'normal' });
-    assert.deepEqual(loadConfig(file, { OUTREACH_API_DB_SYNCHRONOUS: 'full' }, { db: 'd.db' }).db, { path: 'd.db', synchronous: 'full' });
-    assert.deepEqual(loadConfig(fileWith({ db: 'e.db' }), { OUTREACH_API_DB_SYNCHRONOUS: 'normal' }).db, { path: 'e.db', synchronous: 'normal' });
+    assert.deepEqual(loadConfig(file, { OUTREACH_API_DB_SYNCHRONOUS: 'full' }, { db: 'd.db' }).db, {
+      path: 'd.db',
+      synchronous: 'full',
+    });
+    assert.deepEqual(loadConfig(fileWith({ db: 'e.db' }), { OUTREACH_API_DB_SYNCHRONOUS: 'normal' }).db, {
+      path: 'e.db',
+      synchronous: 'normal',
+    });
     rejects({ OUTREACH_API_DB_SYNCHRONOUS: 'off' }, /OUTREACH_API_DB_SYNCHRONOUS \(db\.synchronous\)/);
   });
 
   it('opens the connection with PRAGMA synchronous FULL by default, NORMAL on request', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cfg-db-'));
-    for (const [options, expected] of [[{}, 2], [{ synchronous: 'full' }, 2], [{ synchronous: 'normal' }, 1]] as const) {
+    for (const [options, expected] of [
+      [{}, 2],
+      [{ synchronous: 'full' }, 2],
+      [{ synchronous: 'normal' }, 1],
+    ] as const) {
       const store = await openStore(join(dir, 'x.db'), options);
-      assert.equal((store.sqlite.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous, expected, JSON.stringify(options));
+      assert.equal(
+        (store.sqlite.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous,
+        expected,
+        JSON.stringify(options),
+      );
       await store.close();
     }
   });
@@ -130,17 +190,37 @@ describe('config', () => {
   it('stops when a chosen provider lacks its settings, naming them', () => {
     const config = (values: Record<string, unknown>) => loadConfig(undefined, {}, values);
     const refuses = (values: Record<string, unknown>, env: Record<string, string>, pattern: RegExp) =>
-      assert.throws(() => requireProviderSettings(config(values), env), (e: Error) => e instanceof ConfigError && pattern.test(e.message), JSON.stringify(values));
+      assert.throws(
+        () => requireProviderSettings(config(values), env),
+        (e: Error) => e instanceof ConfigError && pattern.test(e.message),
+        JSON.stringify(values),
+      );
     requireProviderSettings(config({}), {}); // the offline defaults need nothing
-    refuses({ 'providers.generator': 'openai' }, {}, /generator: openai.*OPENAI_API_KEY \(named by openai\.apiKeyEnv\) is not set/);
+    refuses(
+      { 'providers.generator': 'openai' },
+      {},
+      /generator: openai.*OPENAI_API_KEY \(named by openai\.apiKeyEnv\) is not set/,
+    );
     refuses({ 'providers.generator': 'openai', 'openai.apiKeyEnv': 'MY_KEY' }, { OPENAI_API_KEY: 'sk' }, /MY_KEY/);
     requireProviderSettings(config({ 'providers.generator': 'openai' }), { OPENAI_API_KEY: 'sk' });
     refuses({ 'providers.mail': 'smtp', 'smtp.host': '' }, {}, /smtp\.host is empty/);
-    refuses({ 'providers.mail': 'smtp', 'smtp.user': 'me' }, {}, /OUTREACH_API_SMTP_PASSWORD_VALUE \(named by smtp\.passwordEnv\)/);
-    requireProviderSettings(config({ 'providers.mail': 'smtp', 'smtp.user': 'me' }), { OUTREACH_API_SMTP_PASSWORD_VALUE: 'pw' });
+    refuses(
+      { 'providers.mail': 'smtp', 'smtp.user': 'me' },
+      {},
+      /OUTREACH_API_SMTP_PASSWORD_VALUE \(named by smtp\.passwordEnv\)/,
+    );
+    requireProviderSettings(config({ 'providers.mail': 'smtp', 'smtp.user': 'me' }), {
+      OUTREACH_API_SMTP_PASSWORD_VALUE: 'pw',
+    });
     requireProviderSettings(config({ 'providers.mail': 'smtp' }), {}); // a relay without authentication
-    refuses({ 'providers.verifier': 'http' }, {}, /verifier\.httpUrl is empty; the environment variable VERIFIER_API_KEY/);
+    refuses(
+      { 'providers.verifier': 'http' },
+      {},
+      /verifier\.httpUrl is empty; the environment variable VERIFIER_API_KEY/,
+    );
     refuses({ 'providers.verifier': 'http', 'verifier.httpUrl': 'http://127.0.0.1:1/v' }, {}, /VERIFIER_API_KEY/);
-    requireProviderSettings(config({ 'providers.verifier': 'http', 'verifier.httpUrl': 'http://127.0.0.1:1/v' }), { VERIFIER_API_KEY: 'k' });
+    requireProviderSettings(config({ 'providers.verifier': 'http', 'verifier.httpUrl': 'http://127.0.0.1:1/v' }), {
+      VERIFIER_API_KEY: 'k',
+    });
   });
 });

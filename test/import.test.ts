@@ -15,8 +15,24 @@ import { hashToken } from '../src/domain/tokens.js';
 const SMALL = new URL('./fixtures/small.json', import.meta.url).pathname;
 const NOW = '2026-11-01T12:00:00.000Z';
 const TABLES = [
-  'accounts', 'api_tokens', 'projects', 'sites', 'keywords', 'blocked_domains', 'prospects', 'contacts', 'drafts', 'draft_messages',
-  'threads', 'thread_messages', 'email_connections', 'email_senders', 'discovery_jobs', 'discovery_queries', 'leads', 'backlinks',
+  'accounts',
+  'api_tokens',
+  'projects',
+  'sites',
+  'keywords',
+  'blocked_domains',
+  'prospects',
+  'contacts',
+  'drafts',
+  'draft_messages',
+  'threads',
+  'thread_messages',
+  'email_connections',
+  'email_senders',
+  'discovery_jobs',
+  'discovery_queries',
+  'leads',
+  'backlinks',
   'backlink_checks',
 ];
 
@@ -28,7 +44,10 @@ describe('import', () => {
   let store: Store;
   let n = 0;
 
-  const counts = () => Object.fromEntries(TABLES.map((t) => [t, (store.sqlite.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]));
+  const counts = () =>
+    Object.fromEntries(
+      TABLES.map((t) => [t, (store.sqlite.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]),
+    );
   const row = (sql: string, ...params: unknown[]) => store.sqlite.prepare(sql).get(...params) as Record<string, any>;
 
   /** Runs `fn`, expects an ImportError, and checks that the database did not change. */
@@ -63,9 +82,18 @@ describe('import', () => {
       const doc = small();
       const summary = importFile(store, SMALL, { nowIso: NOW });
       for (const [name, records] of Object.entries(doc)) assert.equal(summary.counts[name], records.length, name);
-      assert.equal(summary.counts.backlinkChecks, doc.backlinks!.reduce((k, b) => k + (b.checks?.length ?? 0), 0));
-      assert.equal(summary.counts.threadMessages, doc.threads!.reduce((k, t) => k + t.messages.length, 0));
-      assert.equal(summary.counts.discoveryQueries, doc.discoveryJobs!.reduce((k, j) => k + j.queries.length, 0));
+      assert.equal(
+        summary.counts.backlinkChecks,
+        doc.backlinks!.reduce((k, b) => k + (b.checks?.length ?? 0), 0),
+      );
+      assert.equal(
+        summary.counts.threadMessages,
+        doc.threads!.reduce((k, t) => k + t.messages.length, 0),
+      );
+      assert.equal(
+        summary.counts.discoveryQueries,
+        doc.discoveryJobs!.reduce((k, j) => k + j.queries.length, 0),
+      );
       assert.equal(summary.counts.draftMessages, doc.drafts!.length);
       const c = counts();
       assert.equal(c.backlinks, doc.backlinks!.length);
@@ -76,14 +104,26 @@ describe('import', () => {
 
     it('fills the parent columns from the parent chain', () => {
       importFile(store, SMALL, { nowIso: NOW });
-      assert.deepEqual({ ...row("SELECT site_id, project_id FROM contacts WHERE id = 'ct_a1_1'") }, { site_id: 'site_a1', project_id: 'prj_a1' });
+      assert.deepEqual(
+        { ...row("SELECT site_id, project_id FROM contacts WHERE id = 'ct_a1_1'") },
+        { site_id: 'site_a1', project_id: 'prj_a1' },
+      );
       assert.deepEqual(
         { ...row("SELECT site_id, project_id, prospect_id, contact_id, message_id FROM drafts WHERE id = 'drf_a1_1'") },
-        { site_id: 'site_a1', project_id: 'prj_a1', prospect_id: 'prs_a1_1', contact_id: 'ct_a1_1', message_id: 'dmsg_a1_1' },
+        {
+          site_id: 'site_a1',
+          project_id: 'prj_a1',
+          prospect_id: 'prs_a1_1',
+          contact_id: 'ct_a1_1',
+          message_id: 'dmsg_a1_1',
+        },
       );
       assert.equal(row("SELECT project_id FROM backlinks WHERE id = 'bl_a3_1'").project_id, 'prj_a2');
       assert.equal(row("SELECT project_id FROM keywords WHERE id = 'kw_b1_1'").project_id, 'prj_b1');
-      assert.equal(row("SELECT provider_thread_id FROM threads WHERE id = 'thr_a1_1'").provider_thread_id, 'gmail-thread-a1-1');
+      assert.equal(
+        row("SELECT provider_thread_id FROM threads WHERE id = 'thr_a1_1'").provider_thread_id,
+        'gmail-thread-a1-1',
+      );
       assert.equal(row("SELECT project_id FROM email_senders WHERE id = 'snd_a1_1'").project_id, 'prj_a1');
     });
 
@@ -91,14 +131,25 @@ describe('import', () => {
       importFile(store, SMALL, { nowIso: NOW });
       // "2026-03-07T15:00:00+01:00" in the document.
       assert.equal(row("SELECT sent_at FROM thread_messages WHERE id = 'tm_a1_2'").sent_at, '2026-03-07T14:00:00.000Z');
-      assert.equal(row("SELECT last_crawled_at FROM prospects WHERE id = 'prs_a1_1'").last_crawled_at, '2026-03-03T09:30:00.000Z');
+      assert.equal(
+        row("SELECT last_crawled_at FROM prospects WHERE id = 'prs_a1_1'").last_crawled_at,
+        '2026-03-03T09:30:00.000Z',
+      );
       assert.equal(row("SELECT has_error FROM backlink_checks WHERE id = 'chk_a1_4'").has_error, 1);
-      assert.deepEqual(JSON.parse(row("SELECT observed_rel FROM backlink_checks WHERE id = 'chk_a1_2'").observed_rel), ['nofollow']);
-      assert.deepEqual(JSON.parse(row("SELECT personalization FROM draft_messages WHERE id = 'dmsg_a1_1'").personalization), {
-        firstName: 'Ana',
-        article: 'The Best Hiking Boots of 2026',
-      });
-      assert.equal(row("SELECT cc_emails FROM thread_messages WHERE id = 'tm_a1_2'").cc_emails, '["ben@trailblog.example"]');
+      assert.deepEqual(JSON.parse(row("SELECT observed_rel FROM backlink_checks WHERE id = 'chk_a1_2'").observed_rel), [
+        'nofollow',
+      ]);
+      assert.deepEqual(
+        JSON.parse(row("SELECT personalization FROM draft_messages WHERE id = 'dmsg_a1_1'").personalization),
+        {
+          firstName: 'Ana',
+          article: 'The Best Hiking Boots of 2026',
+        },
+      );
+      assert.equal(
+        row("SELECT cc_emails FROM thread_messages WHERE id = 'tm_a1_2'").cc_emails,
+        '["ben@trailblog.example"]',
+      );
     });
 
     it('gives left-out fields null, empty or their default, and counts thread messages when counts are left out', () => {
@@ -113,8 +164,17 @@ describe('import', () => {
       assert.equal(row("SELECT plan_expires_at FROM accounts WHERE id = 'acct_b'").plan_expires_at, null);
       // thr_b1_1 gives no counts: they come from its messages.
       assert.deepEqual(
-        { ...row("SELECT inbound_count, outbound_count, last_inbound_at, last_outbound_at FROM threads WHERE id = 'thr_b1_1'") },
-        { inbound_count: 1, outbound_count: 1, last_inbound_at: '2026-03-06T11:00:00.000Z', last_outbound_at: '2026-03-06T09:00:00.000Z' },
+        {
+          ...row(
+            "SELECT inbound_count, outbound_count, last_inbound_at, last_outbound_at FROM threads WHERE id = 'thr_b1_1'",
+          ),
+        },
+        {
+          inbound_count: 1,
+          outbound_count: 1,
+          last_inbound_at: '2026-03-06T11:00:00.000Z',
+          last_outbound_at: '2026-03-06T09:00:00.000Z',
+        },
       );
       const message = row("SELECT status, attempts, next_attempt_at FROM thread_messages WHERE id = 'tm_b1_1'");
       assert.deepEqual({ ...message }, { status: 'sent', attempts: 0, next_attempt_at: null });
@@ -137,16 +197,40 @@ describe('import', () => {
         },
         { nowIso: NOW },
       );
-      assert.deepEqual({ ...row("SELECT created_at, updated_at FROM accounts WHERE id = 'acct_x'") }, { created_at: NOW, updated_at: NOW });
+      assert.deepEqual(
+        { ...row("SELECT created_at, updated_at FROM accounts WHERE id = 'acct_x'") },
+        { created_at: NOW, updated_at: NOW },
+      );
       const project = row("SELECT created_at, updated_at FROM projects WHERE id = 'prj_x'");
-      assert.deepEqual({ ...project }, { created_at: '2026-05-01T00:00:00.000Z', updated_at: '2026-05-01T00:00:00.000Z' });
+      assert.deepEqual(
+        { ...project },
+        { created_at: '2026-05-01T00:00:00.000Z', updated_at: '2026-05-01T00:00:00.000Z' },
+      );
     });
 
     it('takes parents from the database when the document does not have them', () => {
       importFile(store, SMALL, { nowIso: NOW });
       const summary = importDocument(store, {
-        backlinks: [{ id: 'bl_new', siteId: 'site_a2', source: 'outreach', acquisitionOrigin: 'unknown', sourceUrl: 'https://x.example/', targetUrl: 'https://shop.acme.test/', status: 'live' }],
-        contacts: [{ id: 'ct_new', prospectId: 'prs_a1_2', email: 'new@campingtips.example', status: 'active', verificationStatus: 'unverified' }],
+        backlinks: [
+          {
+            id: 'bl_new',
+            siteId: 'site_a2',
+            source: 'outreach',
+            acquisitionOrigin: 'unknown',
+            sourceUrl: 'https://x.example/',
+            targetUrl: 'https://shop.acme.test/',
+            status: 'live',
+          },
+        ],
+        contacts: [
+          {
+            id: 'ct_new',
+            prospectId: 'prs_a1_2',
+            email: 'new@campingtips.example',
+            status: 'active',
+            verificationStatus: 'unverified',
+          },
+        ],
         drafts: [{ id: 'drf_new', siteId: 'site_a1', prospectId: 'prs_a1_2', contactId: 'ct_new', status: 'draft' }],
       });
       assert.deepEqual(summary.counts, { contacts: 1, drafts: 1, backlinks: 1 });
@@ -181,10 +265,17 @@ describe('import', () => {
       draft.message = { ...draft.message, id: 'dmsg_a1_1_v2', subject: 'A new subject' };
       importDocument(store, { backlinks: [bl], threads: [thread], discoveryJobs: [job], drafts: [draft] });
       assert.equal(row("SELECT status FROM backlinks WHERE id = 'bl_a1_1'").status, 'lost');
-      assert.deepEqual(store.sqlite.prepare("SELECT id FROM backlink_checks WHERE backlink_id = 'bl_a1_1'").all(), [{ id: 'chk_a1_1' }]);
-      assert.deepEqual(store.sqlite.prepare("SELECT id FROM thread_messages WHERE thread_id = 'thr_a1_1'").all(), [{ id: 'tm_a1_1' }]);
+      assert.deepEqual(store.sqlite.prepare("SELECT id FROM backlink_checks WHERE backlink_id = 'bl_a1_1'").all(), [
+        { id: 'chk_a1_1' },
+      ]);
+      assert.deepEqual(store.sqlite.prepare("SELECT id FROM thread_messages WHERE thread_id = 'thr_a1_1'").all(), [
+        { id: 'tm_a1_1' },
+      ]);
       assert.equal(row("SELECT count(*) AS n FROM discovery_queries WHERE job_id = 'job_a1_1'").n, 0);
-      assert.deepEqual(store.sqlite.prepare("SELECT id, subject FROM draft_messages WHERE draft_id = 'drf_a1_1'").all(), [{ id: 'dmsg_a1_1_v2', subject: 'A new subject' }]);
+      assert.deepEqual(
+        store.sqlite.prepare("SELECT id, subject FROM draft_messages WHERE draft_id = 'drf_a1_1'").all(),
+        [{ id: 'dmsg_a1_1_v2', subject: 'A new subject' }],
+      );
       assert.equal(row("SELECT message_id FROM drafts WHERE id = 'drf_a1_1'").message_id, 'dmsg_a1_1_v2');
     });
 
@@ -201,7 +292,9 @@ describe('import', () => {
       assert.deepEqual(counts(), before);
       assert.equal(row("SELECT name FROM sites WHERE id = 'site_a1'").name, 'Acme Blog (renamed)');
       // The prospect FTS index follows the replaced rows.
-      const hits = store.sqlite.prepare("SELECT count(*) AS n FROM prospects_fts WHERE prospects_fts MATCH '\"hiking boots\"'").get() as { n: number };
+      const hits = store.sqlite
+        .prepare('SELECT count(*) AS n FROM prospects_fts WHERE prospects_fts MATCH \'"hiking boots"\'')
+        .get() as { n: number };
       assert.equal(hits.n, 1);
     });
   });
@@ -228,7 +321,10 @@ describe('import', () => {
       assert.equal(error.index, 0);
       assert.equal(error.id, 'job_a1_1');
       assert.equal(error.field, 'queries[2].status');
-      assert.match(error.message, /^discoveryJobs\[0\] \(id "job_a1_1"\): queries\[2\]\.status: Invalid option: expected one of "pending"\|"running"\|"completed"\|"failed"$/);
+      assert.match(
+        error.message,
+        /^discoveryJobs\[0\] \(id "job_a1_1"\): queries\[2\]\.status: Invalid option: expected one of "pending"\|"running"\|"completed"\|"failed"$/,
+      );
       assert.equal(row("SELECT count(*) AS n FROM accounts WHERE id = 'acct_new'").n, 0);
     });
 
@@ -237,7 +333,10 @@ describe('import', () => {
         d.backlinks![3]!.status = 'gone';
       });
       const error = refused(() => importDocument(store, doc));
-      assert.match(error.message, /^backlinks\[3\] \(id "bl_a1_4"\): status: Invalid option: expected one of "pending"\|"live"/);
+      assert.match(
+        error.message,
+        /^backlinks\[3\] \(id "bl_a1_4"\): status: Invalid option: expected one of "pending"\|"live"/,
+      );
     });
 
     it('a missing parent', () => {
@@ -271,7 +370,10 @@ describe('import', () => {
         d.emailSenders![2]!.connectionId = 'conn_a1_1';
       });
       const error = refused(() => importDocument(store, doc));
-      assert.deepEqual([error.collection, error.index, error.id, error.field], ['emailSenders', 2, 'snd_b1_1', 'connectionId']);
+      assert.deepEqual(
+        [error.collection, error.index, error.id, error.field],
+        ['emailSenders', 2, 'snd_b1_1', 'connectionId'],
+      );
     });
 
     it('a bad date-time, and one without an offset', () => {
@@ -280,28 +382,57 @@ describe('import', () => {
           d.backlinks![0]!.checks[1].checkedAt = value;
         });
         const error = refused(() => importDocument(store, doc));
-        assert.deepEqual([error.collection, error.index, error.id, error.field], ['backlinks', 0, 'bl_a1_1', 'checks[1].checkedAt'], value);
+        assert.deepEqual(
+          [error.collection, error.index, error.id, error.field],
+          ['backlinks', 0, 'bl_a1_1', 'checks[1].checkedAt'],
+          value,
+        );
         assert.match(error.message, /ISO 8601/);
       }
     });
 
     it('a bad email, in a field and in a list', () => {
-      let error = refused(() => importDocument(store, withBad((d) => void (d.contacts![1]!.email = 'not-an-email'))));
+      let error = refused(() =>
+        importDocument(
+          store,
+          withBad((d) => void (d.contacts![1]!.email = 'not-an-email')),
+        ),
+      );
       assert.deepEqual([error.collection, error.index, error.id, error.field], ['contacts', 1, 'ct_a1_2', 'email']);
-      error = refused(() => importDocument(store, withBad((d) => void (d.threads![0]!.messages[1].ccEmails = ['ok@x.test', 'nope']))));
+      error = refused(() =>
+        importDocument(
+          store,
+          withBad((d) => void (d.threads![0]!.messages[1].ccEmails = ['ok@x.test', 'nope'])),
+        ),
+      );
       assert.equal(error.field, 'messages[1].ccEmails[1]');
       assert.match(error.message, /must be an email address/);
     });
 
     it('a URL that is not http(s)', () => {
-      const error = refused(() => importDocument(store, withBad((d) => void (d.leads![0]!.permalink = 'javascript:alert(1)'))));
+      const error = refused(() =>
+        importDocument(
+          store,
+          withBad((d) => void (d.leads![0]!.permalink = 'javascript:alert(1)')),
+        ),
+      );
       assert.deepEqual([error.collection, error.field], ['leads', 'permalink']);
     });
 
     it('a missing required field, and a record that is not an object', () => {
-      let error = refused(() => importDocument(store, withBad((d) => void delete d.backlinks![1]!.sourceUrl)));
+      let error = refused(() =>
+        importDocument(
+          store,
+          withBad((d) => void delete d.backlinks![1]!.sourceUrl),
+        ),
+      );
       assert.equal(error.message, 'backlinks[1] (id "bl_a1_2"): sourceUrl: is required');
-      error = refused(() => importDocument(store, withBad((d) => void d.keywords!.push('kw' as never))));
+      error = refused(() =>
+        importDocument(
+          store,
+          withBad((d) => void d.keywords!.push('kw' as never)),
+        ),
+      );
       assert.deepEqual([error.collection, error.index, error.id, error.field], ['keywords', 3, null, null]);
     });
 
@@ -350,16 +481,27 @@ describe('import', () => {
 
     it('refuses the 11th active token of an account, and counts neither revoked nor expired ones', () => {
       const ten = Array.from({ length: 10 }, (_, i) => token(i));
-      const inactive = [token(20, { revokedAt: '2026-10-01T00:00:00Z' }), token(21, { expiresAt: '2026-10-01T00:00:00Z' })];
+      const inactive = [
+        token(20, { revokedAt: '2026-10-01T00:00:00Z' }),
+        token(21, { expiresAt: '2026-10-01T00:00:00Z' }),
+      ];
       importDocument(store, { tokens: [...ten, ...inactive] }, { nowIso: NOW });
-      const error = refused(() => importDocument(store, { accounts: [{ id: 'acct_new', email: 'n@n.test', name: 'N', plan: 'free' }], tokens: [token(10)] }, { nowIso: NOW }));
+      const error = refused(() =>
+        importDocument(
+          store,
+          { accounts: [{ id: 'acct_new', email: 'n@n.test', name: 'N', plan: 'free' }], tokens: [token(10)] },
+          { nowIso: NOW },
+        ),
+      );
       assert.equal(error.collection, 'tokens');
       assert.equal(error.index, 0);
       assert.match(error.message, /^tokens\[0\]: account acct_a already has 10 active tokens/);
     });
 
     it('refuses the 11th active token within one document', () => {
-      const error = refused(() => importDocument(store, { tokens: Array.from({ length: 11 }, (_, i) => token(i)) }, { nowIso: NOW }));
+      const error = refused(() =>
+        importDocument(store, { tokens: Array.from({ length: 11 }, (_, i) => token(i)) }, { nowIso: NOW }),
+      );
       assert.equal(error.index, 10);
     });
 

@@ -12,13 +12,35 @@ import { openStore, type Store } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrate.js';
 import { SCOPES } from '../src/domain/scopes.js';
 import {
-  BACKLINK_STATUSES, CONNECTION_PROVIDERS, CONNECTION_STATUSES, CONTACT_STATUSES, DRAFT_STATUSES, JOB_STATUSES, JOB_TYPES, LEAD_STAGES,
-  LEAD_TIERS, LEAD_TYPES, PROSPECT_STATUSES, QUERY_STATUSES, SENDER_STATUSES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES, THREAD_STATUSES,
+  BACKLINK_STATUSES,
+  CONNECTION_PROVIDERS,
+  CONNECTION_STATUSES,
+  CONTACT_STATUSES,
+  DRAFT_STATUSES,
+  JOB_STATUSES,
+  JOB_TYPES,
+  LEAD_STAGES,
+  LEAD_TIERS,
+  LEAD_TYPES,
+  PROSPECT_STATUSES,
+  QUERY_STATUSES,
+  SENDER_STATUSES,
+  THREAD_CLASSIFICATIONS,
+  THREAD_OUTCOMES,
+  THREAD_STATUSES,
   VERIFICATION_STATUSES,
 } from '../src/domain/enums.js';
 import {
-  DEMO_ACCOUNT_ID, DEMO_PROJECT_ID, DEMO_SITE_ID, DEMO_TOKEN, OTHER_ACCOUNT_ID, OTHER_PROJECT_ID, OTHER_SITE_ID, OTHER_TOKEN,
-  buildDemoDocument, seedDemo,
+  DEMO_ACCOUNT_ID,
+  DEMO_PROJECT_ID,
+  DEMO_SITE_ID,
+  DEMO_TOKEN,
+  OTHER_ACCOUNT_ID,
+  OTHER_PROJECT_ID,
+  OTHER_SITE_ID,
+  OTHER_TOKEN,
+  buildDemoDocument,
+  seedDemo,
 } from '../src/seed/demo.js';
 import { hashToken, isWellFormedToken } from '../src/domain/tokens.js';
 
@@ -28,7 +50,8 @@ describe('demo seed', () => {
   let dir: string;
   let store: Store;
   let summary: Record<string, number>;
-  const all = <T = Record<string, any>>(sql: string, ...params: unknown[]) => store.sqlite.prepare(sql).all(...params) as T[];
+  const all = <T = Record<string, any>>(sql: string, ...params: unknown[]) =>
+    store.sqlite.prepare(sql).all(...params) as T[];
   const values = (sql: string) => new Set(all<{ v: string }>(sql).map((r) => r.v));
   const demo = "project_id IN (SELECT id FROM projects WHERE account_id = 'acct_demo')";
 
@@ -57,9 +80,25 @@ describe('demo seed', () => {
     const sha256 = createHash('sha256').update(JSON.stringify(buildDemoDocument())).digest('hex');
     assert.equal(sha256, 'f6d7e604d0ebe456518f9893c39b0ad5778828ff8686cba5f81643c42ba1e5a2');
     assert.deepEqual(summary, {
-      accounts: 2, tokens: 2, projects: 4, sites: 9, keywords: 41, blockedDomains: 15, prospects: 173, contacts: 353, drafts: 46, threads: 32,
-      emailConnections: 13, emailSenders: 13, discoveryJobs: 15, leads: 220, backlinks: 440, draftMessages: 46, threadMessages: 78,
-      discoveryQueries: 47, backlinkChecks: 1558,
+      accounts: 2,
+      tokens: 2,
+      projects: 4,
+      sites: 9,
+      keywords: 41,
+      blockedDomains: 15,
+      prospects: 173,
+      contacts: 353,
+      drafts: 46,
+      threads: 32,
+      emailConnections: 13,
+      emailSenders: 13,
+      discoveryJobs: 15,
+      leads: 220,
+      backlinks: 440,
+      draftMessages: 46,
+      threadMessages: 78,
+      discoveryQueries: 47,
+      backlinkChecks: 1558,
     });
   });
 
@@ -80,15 +119,30 @@ describe('demo seed', () => {
     assert.equal(all("SELECT id FROM projects WHERE account_id = 'acct_demo'").length, 3);
     assert.equal(all("SELECT id FROM projects WHERE account_id = 'acct_other'").length, 1);
     assert.equal(all('SELECT id FROM sites WHERE id = ? AND project_id = ?', DEMO_SITE_ID, DEMO_PROJECT_ID).length, 1);
-    assert.equal(all('SELECT id FROM sites WHERE id = ? AND project_id = ?', OTHER_SITE_ID, OTHER_PROJECT_ID).length, 1);
-    for (const s of all<{ n: number }>('SELECT count(*) AS n FROM sites GROUP BY project_id')) assert.ok(s.n >= 2 && s.n <= 3);
+    assert.equal(
+      all('SELECT id FROM sites WHERE id = ? AND project_id = ?', OTHER_SITE_ID, OTHER_PROJECT_ID).length,
+      1,
+    );
+    for (const s of all<{ n: number }>('SELECT count(*) AS n FROM sites GROUP BY project_id'))
+      assert.ok(s.n >= 2 && s.n <= 3);
   });
 
   it('declares one all-scope token per account with its fixed raw value, stored as a hash', () => {
-    for (const [token, account] of [[DEMO_TOKEN, DEMO_ACCOUNT_ID], [OTHER_TOKEN, OTHER_ACCOUNT_ID]] as const) {
+    for (const [token, account] of [
+      [DEMO_TOKEN, DEMO_ACCOUNT_ID],
+      [OTHER_TOKEN, OTHER_ACCOUNT_ID],
+    ] as const) {
       assert.ok(isWellFormedToken(token));
-      const row = all('SELECT account_id, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = ?', hashToken(token))[0];
-      assert.deepEqual(row, { account_id: account, scopes: JSON.stringify(SCOPES), expires_at: null, revoked_at: null });
+      const row = all(
+        'SELECT account_id, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = ?',
+        hashToken(token),
+      )[0];
+      assert.deepEqual(row, {
+        account_id: account,
+        scopes: JSON.stringify(SCOPES),
+        expires_at: null,
+        revoked_at: null,
+      });
     }
   });
 
@@ -108,26 +162,50 @@ describe('demo seed', () => {
   });
 
   it('shows every state: statuses, outcomes, classifications, tiers, stages, types and providers', () => {
-    const expect = (sql: string, list: readonly string[], what: string) => assert.deepEqual([...values(sql)].sort(), [...list].sort(), what);
+    const expect = (sql: string, list: readonly string[], what: string) =>
+      assert.deepEqual([...values(sql)].sort(), [...list].sort(), what);
     expect(`SELECT DISTINCT status AS v FROM backlinks WHERE ${demo}`, BACKLINK_STATUSES, 'backlink status');
     expect(`SELECT DISTINCT status AS v FROM prospects WHERE ${demo}`, PROSPECT_STATUSES, 'prospect status');
     expect(`SELECT DISTINCT status AS v FROM contacts WHERE ${demo}`, CONTACT_STATUSES, 'contact status');
-    expect(`SELECT DISTINCT verification_status AS v FROM contacts WHERE ${demo}`, VERIFICATION_STATUSES, 'verification status');
+    expect(
+      `SELECT DISTINCT verification_status AS v FROM contacts WHERE ${demo}`,
+      VERIFICATION_STATUSES,
+      'verification status',
+    );
     expect(`SELECT DISTINCT status AS v FROM drafts WHERE ${demo}`, DRAFT_STATUSES, 'draft status');
     expect(`SELECT DISTINCT status AS v FROM threads WHERE ${demo}`, THREAD_STATUSES, 'thread status');
     expect(`SELECT DISTINCT outcome AS v FROM threads WHERE ${demo}`, THREAD_OUTCOMES, 'thread outcome');
-    expect(`SELECT DISTINCT classification AS v FROM threads WHERE ${demo}`, THREAD_CLASSIFICATIONS, 'thread classification');
-    expect(`SELECT DISTINCT provider AS v FROM email_connections WHERE ${demo}`, CONNECTION_PROVIDERS, 'connection provider');
-    expect(`SELECT DISTINCT status AS v FROM email_connections WHERE ${demo}`, CONNECTION_STATUSES, 'connection status');
+    expect(
+      `SELECT DISTINCT classification AS v FROM threads WHERE ${demo}`,
+      THREAD_CLASSIFICATIONS,
+      'thread classification',
+    );
+    expect(
+      `SELECT DISTINCT provider AS v FROM email_connections WHERE ${demo}`,
+      CONNECTION_PROVIDERS,
+      'connection provider',
+    );
+    expect(
+      `SELECT DISTINCT status AS v FROM email_connections WHERE ${demo}`,
+      CONNECTION_STATUSES,
+      'connection status',
+    );
     expect(`SELECT DISTINCT status AS v FROM email_senders WHERE ${demo}`, SENDER_STATUSES, 'sender status');
     expect(`SELECT DISTINCT type AS v FROM discovery_jobs WHERE ${demo}`, JOB_TYPES, 'job type');
     expect(`SELECT DISTINCT status AS v FROM discovery_jobs WHERE ${demo}`, JOB_STATUSES, 'job status');
-    expect(`SELECT DISTINCT q.status AS v FROM discovery_queries q JOIN discovery_jobs j ON j.id = q.job_id WHERE j.${demo}`, QUERY_STATUSES, 'query status');
+    expect(
+      `SELECT DISTINCT q.status AS v FROM discovery_queries q JOIN discovery_jobs j ON j.id = q.job_id WHERE j.${demo}`,
+      QUERY_STATUSES,
+      'query status',
+    );
     expect(`SELECT DISTINCT tier AS v FROM leads WHERE ${demo}`, LEAD_TIERS, 'lead tier');
     expect(`SELECT DISTINCT stage AS v FROM leads WHERE ${demo}`, LEAD_STAGES, 'lead stage');
     expect(`SELECT DISTINCT lead_type AS v FROM leads WHERE ${demo}`, LEAD_TYPES, 'lead type');
     assert.ok(values(`SELECT DISTINCT platform AS v FROM leads WHERE ${demo}`).size >= 3, 'several platforms');
-    assert.deepEqual([...values('SELECT DISTINCT direction AS v FROM thread_messages')].sort(), ['inbound', 'outbound']);
+    assert.deepEqual([...values('SELECT DISTINCT direction AS v FROM thread_messages')].sort(), [
+      'inbound',
+      'outbound',
+    ]);
   });
 
   it('has redacted leads with their text in the store, dismissed leads, and checks with errors', () => {
@@ -144,11 +222,26 @@ describe('demo seed', () => {
   });
 
   it('gives every site with threads an active sender, and every draft and thread one prospect–contact chain', () => {
-    assert.deepEqual(all("SELECT id FROM threads t WHERE NOT EXISTS (SELECT 1 FROM email_senders s WHERE s.site_id = t.site_id AND s.status = 'active')"), []);
+    assert.deepEqual(
+      all(
+        "SELECT id FROM threads t WHERE NOT EXISTS (SELECT 1 FROM email_senders s WHERE s.site_id = t.site_id AND s.status = 'active')",
+      ),
+      [],
+    );
     for (const table of ['drafts', 'threads']) {
-      assert.deepEqual(all(`SELECT x.id FROM ${table} x JOIN contacts c ON c.id = x.contact_id WHERE c.prospect_id <> x.prospect_id OR c.site_id <> x.site_id`), []);
+      assert.deepEqual(
+        all(
+          `SELECT x.id FROM ${table} x JOIN contacts c ON c.id = x.contact_id WHERE c.prospect_id <> x.prospect_id OR c.site_id <> x.site_id`,
+        ),
+        [],
+      );
     }
-    assert.deepEqual(all('SELECT s.id FROM email_senders s JOIN email_connections c ON c.id = s.connection_id WHERE c.site_id <> s.site_id'), []);
+    assert.deepEqual(
+      all(
+        'SELECT s.id FROM email_senders s JOIN email_connections c ON c.id = s.connection_id WHERE c.site_id <> s.site_id',
+      ),
+      [],
+    );
   });
 
   it('uses reserved test domains only', () => {
@@ -160,7 +253,16 @@ describe('demo seed', () => {
   });
 
   it('seeds again without duplicating anything', () => {
-    const tables = ['backlinks', 'backlink_checks', 'contacts', 'thread_messages', 'draft_messages', 'discovery_queries', 'api_tokens', 'leads'];
+    const tables = [
+      'backlinks',
+      'backlink_checks',
+      'contacts',
+      'thread_messages',
+      'draft_messages',
+      'discovery_queries',
+      'api_tokens',
+      'leads',
+    ];
     const count = () => tables.map((t) => all<{ n: number }>(`SELECT count(*) AS n FROM ${t}`)[0]!.n);
     const before = count();
     seedDemo(store, { nowIso: NOW });

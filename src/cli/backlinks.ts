@@ -45,11 +45,17 @@ export function summaryLines(summary: PassSummary): string[] {
  * @param configOf the CLI's configuration of a command (global `--db`, `--config`).
  * @param fail turns a message into the CLI's one-line failure (exit code 1).
  */
-export function registerBacklinksCommand(program: Command, configOf: (command: Command) => Config, fail: (message: string) => Error): void {
+export function registerBacklinksCommand(
+  program: Command,
+  configOf: (command: Command) => Config,
+  fail: (message: string) => Error,
+): void {
   const backlinks = program.command('backlinks').description('the tracked backlinks');
   backlinks
     .command('check')
-    .description('check the due backlinks now (fetch each source page, look for the link, record a check); see the README')
+    .description(
+      'check the due backlinks now (fetch each source page, look for the link, record a check); see the README',
+    )
     .option('--project <id>', 'only backlinks of this project')
     .option('--site <id>', 'only backlinks of this site')
     .option('--backlink <id>', 'only this backlink (repeat for more)', (id: string, ids: string[] = []) => [...ids, id])
@@ -64,17 +70,32 @@ export function registerBacklinksCommand(program: Command, configOf: (command: C
       process.once('SIGTERM', interrupt);
       try {
         migrate(store);
-        const scope: BacklinkScope = { projectId: options.project, siteId: options.site, backlinkIds: options.backlink };
+        const scope: BacklinkScope = {
+          projectId: options.project,
+          siteId: options.site,
+          backlinkIds: options.backlink,
+        };
         const unknown = await unknownScopeIds(store.db, scope);
         if (unknown.length) throw fail(`not found: ${unknown.join(', ')}`);
         // Log lines (a failed write) go to stderr with the progress, so stdout holds only the table.
-        const deps = { store, clock: systemClock, config, logger: createLogger({ ...config.log, destination: process.stderr }) };
+        const deps = {
+          store,
+          clock: systemClock,
+          config,
+          logger: createLogger({ ...config.log, destination: process.stderr }),
+        };
         const total = await countPass(deps, { scope, all: options.all });
         const progress = process.stderr.isTTY ? barProgress(total) : lineProgress(total);
-        const summary = await runMonitorPass(deps, { scope, all: options.all, signal: controller.signal, onCheck: progress.onCheck });
+        const summary = await runMonitorPass(deps, {
+          scope,
+          all: options.all,
+          signal: controller.signal,
+          onCheck: progress.onCheck,
+        });
         progress.done();
         for (const line of summaryLines(summary)) process.stdout.write(`${line}\n`);
-        if (controller.signal.aborted) throw fail('interrupted: the checks above are recorded; the other backlinks stay due');
+        if (controller.signal.aborted)
+          throw fail('interrupted: the checks above are recorded; the other backlinks stay due');
       } finally {
         process.off('SIGINT', interrupt);
         process.off('SIGTERM', interrupt);
@@ -93,7 +114,8 @@ function barProgress(total: number): Progress {
   const counts: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
   const bar = new SingleBar({
     stream: process.stderr,
-    format: 'checking {bar} {value}/{total} | live {live} changed {changed} lost {lost} blocked {blocked} error {error} | {duration_formatted}',
+    format:
+      'checking {bar} {value}/{total} | live {live} changed {changed} lost {lost} blocked {blocked} error {error} | {duration_formatted}',
     hideCursor: true,
   });
   bar.start(total, 0, counts);

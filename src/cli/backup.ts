@@ -16,10 +16,16 @@ const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
  * @param configOf the CLI's configuration of a command (global `--db`, `--config`).
  * @param fail turns a message into the CLI's one-line failure (exit code 1).
  */
-export function registerBackupCommand(program: Command, configOf: (command: Command) => Config, fail: (message: string) => Error): void {
+export function registerBackupCommand(
+  program: Command,
+  configOf: (command: Command) => Config,
+  fail: (message: string) => Error,
+): void {
   program
     .command('backup')
-    .description('write a consistent copy of the database to FILE, also while the server runs; restore by serving the copy')
+    .description(
+      'write a consistent copy of the database to FILE, also while the server runs; restore by serving the copy',
+    )
     .argument('<file>', 'the copy to write (must not exist)')
     .action(async (file: string, _options: unknown, command: Command) => {
       const config = configOf(command);
@@ -27,7 +33,9 @@ export function registerBackupCommand(program: Command, configOf: (command: Comm
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
         const { bytes, durationMs } = backupTo(store, file);
-        process.stdout.write(`backed up ${config.db.path} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`);
+        process.stdout.write(
+          `backed up ${config.db.path} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`,
+        );
       } catch (error) {
         throw fail((error as Error).message);
       } finally {

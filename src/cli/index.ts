@@ -13,7 +13,15 @@ import { SCOPES } from '../domain/scopes.js';
 import { limitYoungGeneration } from '../heap.js';
 import { createLogger } from '../logger.js';
 import { hashToken } from '../domain/tokens.js';
-import { TokenError, cachedTokenLookup, createAccount, createToken, listAccounts, listTokens, revokeToken } from '../repos/tokens.js';
+import {
+  TokenError,
+  cachedTokenLookup,
+  createAccount,
+  createToken,
+  listAccounts,
+  listTokens,
+  revokeToken,
+} from '../repos/tokens.js';
 import { startServer } from '../server.js';
 import { PLANS } from '../domain/enums.js';
 import { VERSION } from '../version.js';
@@ -69,10 +77,14 @@ function parsePort(value: string): number {
 }
 
 function parseScopes(value: string): string[] {
-  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (scopes.length === 0) throw new InvalidArgumentError('give at least one scope');
-  if (unknown.length) throw new InvalidArgumentError(`unknown scope(s) ${unknown.join(', ')}; known: ${SCOPES.join(', ')}, or "all"`);
+  if (unknown.length)
+    throw new InvalidArgumentError(`unknown scope(s) ${unknown.join(', ')}; known: ${SCOPES.join(', ')}, or "all"`);
   return scopes;
 }
 
@@ -90,7 +102,12 @@ export function buildCli(): Command {
     .command('serve')
     .description('migrate the database and serve the API')
     .option('--host <host>', `address to listen on (default 127.0.0.1; env ${envOf('server.host')})`)
-    .addOption(new Option('--port <port>', `port to listen on (default 8080, 0 picks a free port; env ${envOf('server.port')})`).argParser(parsePort))
+    .addOption(
+      new Option(
+        '--port <port>',
+        `port to listen on (default 8080, 0 picks a free port; env ${envOf('server.port')})`,
+      ).argParser(parsePort),
+    )
     .option('--import <file>', 'import this document before serving')
     .option('--demo', 'on an empty database, load the demo data; print a ready token and a curl example')
     .option('--fixture', 'add the test-fixture admin API under /__admin (reset, journal, mail, faults, clock)')
@@ -100,63 +117,84 @@ export function buildCli(): Command {
       `\nEvery configuration key also has an environment variable, e.g. ${envOf('server.shutdownGraceMs')}, ` +
         `${envOf('log.level')}, ${envOf('metrics.enabled')} (see config.example.json and the README).`,
     )
-    .action(async (options: { host?: string; port?: number; import?: string; demo?: boolean; fixture?: boolean; seed?: string }, command: Command) => {
-      const config = configOf(command, {
-        'server.host': options.host,
-        'server.port': options.port,
-        'fixture.enabled': options.fixture,
-        'fixture.seed': options.seed,
-      });
-      if (options.seed !== undefined && !config.fixture.enabled) throw new CliError('--seed needs --fixture');
-      if (config.db.path === ':memory:' && !options.import && !options.demo) throw new CliError('--db :memory: needs --demo or --import: an empty in-memory database has no account to serve');
-      requireProviderSettings(config); // before the database is touched
-      limitYoungGeneration();
-      const logger = createLogger(config.log);
-      const fresh = !existsSync(config.db.path);
-      const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
-      migrate(store);
-      let demoToken: string | undefined;
-      if (options.import) {
-        const { importFile } = await import('../import/index.js');
-        const summary = importFile(store, options.import);
-        logger.log('info', 'imported', { counts: summary.counts });
-      }
-      if (options.demo) {
-        const { DEMO_TOKEN, seedDemo } = await import('../seed/demo.js');
-        const empty = !store.sqlite.prepare('SELECT 1 FROM accounts LIMIT 1').get();
-        if (fresh || empty) {
-          seedDemo(store);
-          print(`Created ${config.db.path} with the demo data.`);
-        } else print(`Using the existing database ${config.db.path}.`);
-        // Promise the demo token only where it works: present, not revoked, not expired.
-        const found = cachedTokenLookup(store)(hashToken(DEMO_TOKEN));
-        if (found && !found.revoked && (found.expiresAtMs === null || found.expiresAtMs > systemClock.now())) demoToken = DEMO_TOKEN;
-        else {
-          const accounts = listAccounts(store);
-          print(`This database is not the demo's: the demo token is not an active token here. It holds ${accounts.length} account(s)${accounts.length ? ` (${accounts.slice(0, 5).map((a) => a.id).join(', ')}${accounts.length > 5 ? ', …' : ''})` : ''}.`);
-          print(`Make a token with: outreach-api --db ${config.db.path} tokens create --account <accountId> --name <name> --scopes all`);
+    .action(
+      async (
+        options: { host?: string; port?: number; import?: string; demo?: boolean; fixture?: boolean; seed?: string },
+        command: Command,
+      ) => {
+        const config = configOf(command, {
+          'server.host': options.host,
+          'server.port': options.port,
+          'fixture.enabled': options.fixture,
+          'fixture.seed': options.seed,
+        });
+        if (options.seed !== undefined && !config.fixture.enabled) throw new CliError('--seed needs --fixture');
+        if (config.db.path === ':memory:' && !options.import && !options.demo)
+          throw new CliError(
+            '--db :memory: needs --demo or --import: an empty in-memory database has no account to serve',
+          );
+        requireProviderSettings(config); // before the database is touched
+        limitYoungGeneration();
+        const logger = createLogger(config.log);
+        const fresh = !existsSync(config.db.path);
+        const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
+        migrate(store);
+        let demoToken: string | undefined;
+        if (options.import) {
+          const { importFile } = await import('../import/index.js');
+          const summary = importFile(store, options.import);
+          logger.log('info', 'imported', { counts: summary.counts });
         }
-      }
-      const server = await startServer({ config, store, logger });
-      const base = `${server.origin}/api/public/v1`;
-      print(`outreach-api ${VERSION} listening on ${server.origin}`);
-      print(`  base URL:  ${base}`);
-      print(`  OpenAPI:   ${server.origin}/api/public/openapi.json`);
-      print(`  reference: ${server.origin}/api/public/docs`);
-      if (server.fixture) print(`  admin API: ${server.origin}/__admin (OpenAPI: ${server.origin}/__admin/openapi.json)`);
-      if (demoToken) {
-        print(`  demo token (every scope): ${demoToken}`);
-        print();
-        print(`  curl -s -H "Authorization: Bearer ${demoToken}" ${base}/me`);
-      }
-      const stop = async () => {
-        await server.close();
-        await store.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+        if (options.demo) {
+          const { DEMO_TOKEN, seedDemo } = await import('../seed/demo.js');
+          const empty = !store.sqlite.prepare('SELECT 1 FROM accounts LIMIT 1').get();
+          if (fresh || empty) {
+            seedDemo(store);
+            print(`Created ${config.db.path} with the demo data.`);
+          } else print(`Using the existing database ${config.db.path}.`);
+          // Promise the demo token only where it works: present, not revoked, not expired.
+          const found = cachedTokenLookup(store)(hashToken(DEMO_TOKEN));
+          if (found && !found.revoked && (found.expiresAtMs === null || found.expiresAtMs > systemClock.now()))
+            demoToken = DEMO_TOKEN;
+          else {
+            const accounts = listAccounts(store);
+            print(
+              `This database is not the demo's: the demo token is not an active token here. It holds ${accounts.length} account(s)${
+                accounts.length
+                  ? ` (${accounts
+                      .slice(0, 5)
+                      .map((a) => a.id)
+                      .join(', ')}${accounts.length > 5 ? ', …' : ''})`
+                  : ''
+              }.`,
+            );
+            print(
+              `Make a token with: outreach-api --db ${config.db.path} tokens create --account <accountId> --name <name> --scopes all`,
+            );
+          }
+        }
+        const server = await startServer({ config, store, logger });
+        const base = `${server.origin}/api/public/v1`;
+        print(`outreach-api ${VERSION} listening on ${server.origin}`);
+        print(`  base URL:  ${base}`);
+        print(`  OpenAPI:   ${server.origin}/api/public/openapi.json`);
+        print(`  reference: ${server.origin}/api/public/docs`);
+        if (server.fixture)
+          print(`  admin API: ${server.origin}/__admin (OpenAPI: ${server.origin}/__admin/openapi.json)`);
+        if (demoToken) {
+          print(`  demo token (every scope): ${demoToken}`);
+          print();
+          print(`  curl -s -H "Authorization: Bearer ${demoToken}" ${base}/me`);
+        }
+        const stop = async () => {
+          await server.close();
+          await store.close();
+          process.exit(0);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      },
+    );
 
   program
     .command('migrate')
@@ -166,7 +204,11 @@ export function buildCli(): Command {
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
         const applied = migrate(store);
-        print(applied.length ? `applied migrations ${applied.join(', ')} to ${config.db.path}` : `${config.db.path} is up to date`);
+        print(
+          applied.length
+            ? `applied migrations ${applied.join(', ')} to ${config.db.path}`
+            : `${config.db.path} is up to date`,
+        );
       } finally {
         await store.close();
       }
@@ -181,7 +223,13 @@ export function buildCli(): Command {
       const { importFile } = await import('../import/index.js');
       await withStore(config, (store) => {
         const summary = importFile(store, file);
-        print(`imported ${file}: ${Object.entries(summary.counts).map(([k, v]) => `${k} ${v}`).join(', ') || 'nothing'}`);
+        print(
+          `imported ${file}: ${
+            Object.entries(summary.counts)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ') || 'nothing'
+          }`,
+        );
       });
     });
 
@@ -208,25 +256,44 @@ export function buildCli(): Command {
     .addOption(new Option('--plan <plan>', 'plan').choices(PLANS).default('pro'))
     .option('--plan-expires-at <date>', 'end of a pro plan (ISO 8601)')
     .option('--id <id>', 'account id (default: generated)')
-    .action(async (options: { email: string; name: string; plan: (typeof PLANS)[number]; planExpiresAt?: string; id?: string }, command: Command) => {
-      let planExpiresAt: string | null = null;
-      if (options.planExpiresAt) {
-        const ms = Date.parse(options.planExpiresAt);
-        if (Number.isNaN(ms)) throw new CliError(`--plan-expires-at: not a date: ${options.planExpiresAt}`);
-        planExpiresAt = isoAt(ms);
-      }
-      await withStore(configOf(command), (store) => {
-        if (options.id && store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(options.id)) throw new CliError(`account ${options.id} already exists`);
-        const row = createAccount(store, { id: options.id, email: options.email, name: options.name, plan: options.plan, planExpiresAt }, now());
-        print(row.id);
-      });
-    });
+    .action(
+      async (
+        options: { email: string; name: string; plan: (typeof PLANS)[number]; planExpiresAt?: string; id?: string },
+        command: Command,
+      ) => {
+        let planExpiresAt: string | null = null;
+        if (options.planExpiresAt) {
+          const ms = Date.parse(options.planExpiresAt);
+          if (Number.isNaN(ms)) throw new CliError(`--plan-expires-at: not a date: ${options.planExpiresAt}`);
+          planExpiresAt = isoAt(ms);
+        }
+        await withStore(configOf(command), (store) => {
+          if (options.id && store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(options.id))
+            throw new CliError(`account ${options.id} already exists`);
+          const row = createAccount(
+            store,
+            { id: options.id, email: options.email, name: options.name, plan: options.plan, planExpiresAt },
+            now(),
+          );
+          print(row.id);
+        });
+      },
+    );
   accounts
     .command('list')
     .description('list accounts')
     .action(async (_options: unknown, command: Command) => {
       await withStore(configOf(command), (store) =>
-        table(listAccounts(store).map((a) => ({ id: a.id, email: a.email, name: a.name, plan: a.plan, planExpiresAt: a.plan_expires_at, createdAt: a.created_at }))),
+        table(
+          listAccounts(store).map((a) => ({
+            id: a.id,
+            email: a.email,
+            name: a.name,
+            plan: a.plan,
+            planExpiresAt: a.plan_expires_at,
+            createdAt: a.created_at,
+          })),
+        ),
       );
     });
 
@@ -236,26 +303,39 @@ export function buildCli(): Command {
     .description('create a token; its value is printed once and never stored')
     .requiredOption('--account <id>', 'account id')
     .requiredOption('--name <name>', 'a name to recognise the token by')
-    .requiredOption('--scopes <list>', `comma-separated scopes, or "all" (${SCOPES.join(', ')})`, (v: string) => (v === 'all' ? [...SCOPES] : parseScopes(v)))
-    .addOption(new Option('--expires-in <duration>', 'lifetime such as 30d, 12h, 2w (default: never)').argParser((v: string) => {
-      try {
-        return parseDuration(v);
-      } catch (error) {
-        throw new InvalidArgumentError((error as Error).message);
-      }
-    }))
-    .action(async (options: { account: string; name: string; scopes: string[]; expiresIn?: number }, command: Command) => {
-      await withStore(configOf(command), (store) => {
-        const nowMs = systemClock.now();
-        const { row, token } = createToken(
-          store,
-          { accountId: options.account, name: options.name, scopes: options.scopes, expiresAt: options.expiresIn ? isoAt(nowMs + options.expiresIn) : null },
-          isoAt(nowMs),
-        );
-        print(token);
-        process.stderr.write(`token ${row.id} created for account ${row.account_id}; store it now, it is not shown again\n`);
-      });
-    });
+    .requiredOption('--scopes <list>', `comma-separated scopes, or "all" (${SCOPES.join(', ')})`, (v: string) =>
+      v === 'all' ? [...SCOPES] : parseScopes(v),
+    )
+    .addOption(
+      new Option('--expires-in <duration>', 'lifetime such as 30d, 12h, 2w (default: never)').argParser((v: string) => {
+        try {
+          return parseDuration(v);
+        } catch (error) {
+          throw new InvalidArgumentError((error as Error).message);
+        }
+      }),
+    )
+    .action(
+      async (options: { account: string; name: string; scopes: string[]; expiresIn?: number }, command: Command) => {
+        await withStore(configOf(command), (store) => {
+          const nowMs = systemClock.now();
+          const { row, token } = createToken(
+            store,
+            {
+              accountId: options.account,
+              name: options.name,
+              scopes: options.scopes,
+              expiresAt: options.expiresIn ? isoAt(nowMs + options.expiresIn) : null,
+            },
+            isoAt(nowMs),
+          );
+          print(token);
+          process.stderr.write(
+            `token ${row.id} created for account ${row.account_id}; store it now, it is not shown again\n`,
+          );
+        });
+      },
+    );
   tokens
     .command('list')
     .description('list tokens (never their values)')
@@ -289,10 +369,19 @@ export function buildCli(): Command {
       });
     });
 
-  registerBackupCommand(program, (command) => configOf(command), (message) => new CliError(message));
-  registerBacklinksCommand(program, (command) => configOf(command), (message) => new CliError(message));
+  registerBackupCommand(
+    program,
+    (command) => configOf(command),
+    (message) => new CliError(message),
+  );
+  registerBacklinksCommand(
+    program,
+    (command) => configOf(command),
+    (message) => new CliError(message),
+  );
 
-  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
+  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)])
+    command.exitOverride();
   return program;
 }
 
@@ -303,7 +392,12 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (error instanceof CliError || error instanceof ConfigError || error instanceof TokenError || (error as Error).name === 'ImportError') {
+    if (
+      error instanceof CliError ||
+      error instanceof ConfigError ||
+      error instanceof TokenError ||
+      (error as Error).name === 'ImportError'
+    ) {
       process.stderr.write(`outreach-api: ${(error as Error).message}\n`);
       return 1;
     }

@@ -84,7 +84,10 @@ function addonFile(): string | null {
  * @returns null when the store cannot have one (Deno, `:memory:`, addon not found): its automatic
  * checkpoint is left on.
  */
-export function startBackgroundCheckpoints(store: Store, options: { logger: Logger; intervalMs?: number }): Checkpointer | null {
+export function startBackgroundCheckpoints(
+  store: Store,
+  options: { logger: Logger; intervalMs?: number },
+): Checkpointer | null {
   const file = addonFile();
   if (file === null || store.path === ':memory:' || store.path === '') return null;
   const { logger } = options;
@@ -107,7 +110,11 @@ export function startBackgroundCheckpoints(store: Store, options: { logger: Logg
     stats.count++;
     stats.totalMs += m.ms;
     stats.maxMs = Math.max(stats.maxMs, m.ms);
-    logger.log('debug', 'wal checkpoint', { ms: Math.round(m.ms * 100) / 100, walPages: m.pages, checkpointedPages: m.checkpointed });
+    logger.log('debug', 'wal checkpoint', {
+      ms: Math.round(m.ms * 100) / 100,
+      walPages: m.pages,
+      checkpointedPages: m.checkpointed,
+    });
   });
   worker.on('error', (error) => {
     logger.log('warn', 'background wal checkpoints failed; checkpointing on commit again', { error: error.name });
@@ -122,7 +129,11 @@ export function startBackgroundCheckpoints(store: Store, options: { logger: Logg
       if (running) worker.postMessage('stop');
       fallBack();
       await exited;
-      logger.log('info', 'wal checkpoints in the background', { count: stats.count, totalMs: Math.round(stats.totalMs), maxMs: Math.round(stats.maxMs * 100) / 100 });
+      logger.log('info', 'wal checkpoints in the background', {
+        count: stats.count,
+        totalMs: Math.round(stats.totalMs),
+        maxMs: Math.round(stats.maxMs * 100) / 100,
+      });
     },
   };
 }

@@ -38,7 +38,8 @@ export function compileStatement<P extends string, R>(
   const slots = parameters.map((value): { name: P; value?: undefined } | { name?: undefined; value: unknown } =>
     typeof value === 'string' && value.startsWith(PARAM) ? { name: value.slice(PARAM.length) as P } : { value },
   );
-  const values = (params: Record<P, unknown>) => slots.map((slot) => (slot.name === undefined ? slot.value : params[slot.name]));
+  const values = (params: Record<P, unknown>) =>
+    slots.map((slot) => (slot.name === undefined ? slot.value : params[slot.name]));
   return {
     // The one place a driver row (unknown) becomes the row type kysely inferred for this query.
     get: (params) => statement.get(...values(params)) as R | undefined,

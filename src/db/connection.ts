@@ -87,8 +87,12 @@ async function openRaw(path: string, options: OpenOptions): Promise<SqliteHandle
     return openNodeSqlite(path);
   }
   const { default: BetterSqlite3 } = await import('better-sqlite3');
-  const nativeBinding = options.nativeBinding ?? (globalThis as { __OUTREACH_NATIVE_SQLITE__?: unknown }).__OUTREACH_NATIVE_SQLITE__;
-  return new BetterSqlite3(path, nativeBinding ? { nativeBinding: nativeBinding as string } : {}) as unknown as SqliteHandle;
+  const nativeBinding =
+    options.nativeBinding ?? (globalThis as { __OUTREACH_NATIVE_SQLITE__?: unknown }).__OUTREACH_NATIVE_SQLITE__;
+  return new BetterSqlite3(
+    path,
+    nativeBinding ? { nativeBinding: nativeBinding as string } : {},
+  ) as unknown as SqliteHandle;
 }
 
 /**
@@ -162,7 +166,8 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
 }
 
 /** The store's change stamp: this connection's changes and the commits of every other connection. */
-export const CHANGE_STAMP_SQL = "SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) AS stamp";
+export const CHANGE_STAMP_SQL =
+  "SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) AS stamp";
 
 /** Statements kept prepared for the query builder, by SQL text. */
 const STATEMENT_CACHE_SIZE = 256;

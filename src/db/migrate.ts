@@ -46,12 +46,16 @@ export function migrate(store: Store, migrations = loadMigrations()): number[] {
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
   );
   const applied = new Set(
-    (store.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
+    (store.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+      (r) => r.version,
+    ),
   );
   const newest = Math.max(0, ...applied);
   const known = Math.max(0, ...migrations.map((m) => m.version));
   if (newest > known) {
-    throw new Error(`database schema version ${newest} is newer than this build supports (${known}); upgrade outreach-api`);
+    throw new Error(
+      `database schema version ${newest} is newer than this build supports (${known}); upgrade outreach-api`,
+    );
   }
   const done: number[] = [];
   for (const migration of migrations) {
@@ -72,6 +76,8 @@ export function migrate(store: Store, migrations = loadMigrations()): number[] {
  * @throws when the database does not answer.
  */
 export function schemaIsCurrent(store: Store, migrations = loadMigrations()): boolean {
-  const row = store.sqlite.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null };
+  const row = store.sqlite.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as {
+    version: number | null;
+  };
   return (row.version ?? 0) === Math.max(0, ...migrations.map((m) => m.version));
 }

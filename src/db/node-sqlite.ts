@@ -48,11 +48,14 @@ export function openNodeSqlite(path: string): SqliteHandle {
   return {
     exec: (sql: string) => database.exec(sql),
     close: () => database.close(),
-    function: (name: string, options: { deterministic: boolean }, fn: (...args: unknown[]) => unknown) => database.function(name, options, fn),
+    function: (name: string, options: { deterministic: boolean }, fn: (...args: unknown[]) => unknown) =>
+      database.function(name, options, fn),
     prepare(sql: string) {
       const statement = database.prepare(sql);
       statement.setAllowBareNamedParameters?.(true);
-      const reader = statement.columns ? statement.columns().length > 0 : /^\s*(select|with|pragma|explain|values)\b|\breturning\b/i.test(sql);
+      const reader = statement.columns
+        ? statement.columns().length > 0
+        : /^\s*(select|with|pragma|explain|values)\b|\breturning\b/i.test(sql);
       const wrapped: SqliteStatement & { reader: boolean; iterate(...p: unknown[]): IterableIterator<unknown> } = {
         reader,
         all: (...params) => statement.all(...normalise(params)),

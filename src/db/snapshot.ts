@@ -53,7 +53,9 @@ const sqlString = (value: string) => `'${value.replace(/'/g, "''")}'`;
  */
 export function createSnapshot(sqlite: SqliteHandle): StoreSnapshot {
   sqlite.exec(`ATTACH DATABASE ':memory:' AS ${SNAPSHOT}`);
-  const master = sqlite.prepare("SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {
+  const master = sqlite
+    .prepare("SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    .all() as {
     name: string;
     sql: string;
   }[];
@@ -68,10 +70,18 @@ export function createSnapshot(sqlite: SqliteHandle): StoreSnapshot {
   try {
     for (const { name, sql } of tables) {
       const withoutRowid = /WITHOUT\s+ROWID\s*;?\s*$/i.test(sql);
-      const info = sqlite.prepare('SELECT name, pk FROM pragma_table_info(?) ORDER BY cid').all(name) as { name: string; pk: number }[];
+      const info = sqlite.prepare('SELECT name, pk FROM pragma_table_info(?) ORDER BY cid').all(name) as {
+        name: string;
+        pk: number;
+      }[];
       const columns = info.map((c) => q(c.name));
       const list = columns.join(', ');
-      const keyColumns = withoutRowid ? info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => q(c.name)) : ['rowid'];
+      const keyColumns = withoutRowid
+        ? info
+            .filter((c) => c.pk > 0)
+            .sort((a, b) => a.pk - b.pk)
+            .map((c) => q(c.name))
+        : ['rowid'];
       const snapKeyColumns = withoutRowid ? keyColumns : ['__rowid'];
       const key = `(${keyColumns.join(', ')})`;
       const snapKey = `(${snapKeyColumns.join(', ')})`;
@@ -108,7 +118,11 @@ export function createSnapshot(sqlite: SqliteHandle): StoreSnapshot {
       const snapKeyInsert = withoutRowid ? '' : '__rowid, ';
       parentsOf.set(
         name,
-        (sqlite.prepare('SELECT DISTINCT "table" AS parent FROM pragma_foreign_key_list(?)').all(name) as { parent: string }[]).map((r) => r.parent),
+        (
+          sqlite.prepare('SELECT DISTINCT "table" AS parent FROM pragma_foreign_key_list(?)').all(name) as {
+            parent: string;
+          }[]
+        ).map((r) => r.parent),
       );
       copies.push({
         name,
@@ -116,12 +130,18 @@ export function createSnapshot(sqlite: SqliteHandle): StoreSnapshot {
         remove: [sqlite.prepare(`DELETE FROM ${main} WHERE ${key} IN (${todo}) AND NOT ${inSnap}`)],
         putBack: [
           // UPDATE, not DELETE and INSERT: deleting a parent row would cascade to its children.
-          sqlite.prepare(`UPDATE ${main} SET (${list}) = (SELECT ${list} FROM ${snap} s WHERE ${matchSnap}) WHERE ${key} IN (${todo}) AND ${inSnap}`),
-          sqlite.prepare(`INSERT INTO ${main} (${keyInsert}${list}) SELECT ${snapKeyInsert}${list} FROM ${snap} WHERE ${snapKey} IN (${todo}) AND NOT ${inMain}`),
+          sqlite.prepare(
+            `UPDATE ${main} SET (${list}) = (SELECT ${list} FROM ${snap} s WHERE ${matchSnap}) WHERE ${key} IN (${todo}) AND ${inSnap}`,
+          ),
+          sqlite.prepare(
+            `INSERT INTO ${main} (${keyInsert}${list}) SELECT ${snapKeyInsert}${list} FROM ${snap} WHERE ${snapKey} IN (${todo}) AND NOT ${inMain}`,
+          ),
         ],
         take: [
           sqlite.prepare(`DELETE FROM ${snap} WHERE ${snapKey} IN (${todo})`),
-          sqlite.prepare(`INSERT INTO ${snap} (${snapKeyInsert}${list}) SELECT ${keyInsert}${list} FROM ${main} WHERE ${key} IN (${todo})`),
+          sqlite.prepare(
+            `INSERT INTO ${snap} (${snapKeyInsert}${list}) SELECT ${keyInsert}${list} FROM ${main} WHERE ${key} IN (${todo})`,
+          ),
         ],
       });
     }

@@ -18,5 +18,7 @@ export function foldCase(text: string): string {
 
 /** Registers `fold(text)` (`foldCase`; NULL stays NULL) on `sqlite`. */
 export function registerSqlFunctions(sqlite: SqliteHandle): void {
-  sqlite.function('fold', { deterministic: true }, (value: unknown) => (value === null || value === undefined ? null : foldCase(String(value))));
+  sqlite.function('fold', { deterministic: true }, (value: unknown) =>
+    value === null || value === undefined ? null : foldCase(String(value)),
+  );
 }

@@ -12,7 +12,15 @@ export const LEAD_TYPES = ['competitor', 'describes_problem', 'looking_for_solut
 export const LEAD_VIEWS = ['quality', 'all', 'archived'] as const;
 export const THREAD_STATUSES = ['open', 'awaiting_reply', 'replied', 'closed'] as const;
 export const THREAD_OUTCOMES = ['none', 'positive', 'neutral', 'negative'] as const;
-export const THREAD_CLASSIFICATIONS = ['interested', 'not_interested', 'question', 'out_of_office', 'auto_reply', 'bounce', 'unclassified'] as const;
+export const THREAD_CLASSIFICATIONS = [
+  'interested',
+  'not_interested',
+  'question',
+  'out_of_office',
+  'auto_reply',
+  'bounce',
+  'unclassified',
+] as const;
 export const MESSAGE_DIRECTIONS = ['inbound', 'outbound'] as const;
 export const MESSAGE_STATUSES = ['queued', 'sent', 'failed'] as const;
 export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;

@@ -53,4 +53,8 @@ export const notFound = (what: string) => new DomainError('NOT_FOUND', `${what} 
 
 /** `VALIDATION_ERROR` listing every problem in its message and `details`. */
 export const validationError = (details: ValidationIssue[]) =>
-  new DomainError('VALIDATION_ERROR', details.map((d) => `${d.path}: ${d.message}`).join('; ') || 'invalid request', details);
+  new DomainError(
+    'VALIDATION_ERROR',
+    details.map((d) => `${d.path}: ${d.message}`).join('; ') || 'invalid request',
+    details,
+  );

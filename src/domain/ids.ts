@@ -11,7 +11,8 @@ let idCount = 0;
 
 /** A new id with the given type prefix (no underscore in `prefix`). */
 export const newId = (prefix: string): string => {
-  const bytes = idSeed === null ? randomBytes(10) : createHash('sha256').update(`${idSeed}:${idCount++}`).digest().subarray(0, 10);
+  const bytes =
+    idSeed === null ? randomBytes(10) : createHash('sha256').update(`${idSeed}:${idCount++}`).digest().subarray(0, 10);
   return `${prefix}_${bytes.toString('base64url')}`;
 };
 

@@ -60,7 +60,8 @@ export function generateToken(): string {
  */
 export function isWellFormedToken(token: string): boolean {
   if (!/^[\x21-\x7e]{32,512}$/.test(token)) return false;
-  if (!token.startsWith(TOKEN_PREFIX) || token.length !== TOKEN_PREFIX.length + RANDOM_CHARS + CHECKSUM_CHARS) return true;
+  if (!token.startsWith(TOKEN_PREFIX) || token.length !== TOKEN_PREFIX.length + RANDOM_CHARS + CHECKSUM_CHARS)
+    return true;
   const random = token.slice(TOKEN_PREFIX.length, TOKEN_PREFIX.length + RANDOM_CHARS);
   return token.endsWith(checksumOf(random));
 }
@@ -72,5 +73,8 @@ export function hashToken(token: string): string {
 
 /** The parts of a token safe to show in listings: a short prefix and the last four characters. */
 export function tokenHints(token: string): { prefix: string; lastFour: string } {
-  return { prefix: token.slice(0, token.startsWith(TOKEN_PREFIX) ? TOKEN_PREFIX.length + 4 : 4), lastFour: token.slice(-4) };
+  return {
+    prefix: token.slice(0, token.startsWith(TOKEN_PREFIX) ? TOKEN_PREFIX.length + 4 : 4),
+    lastFour: token.slice(-4),
+  };
 }

@@ -50,7 +50,10 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
 
 export function createApp(input: Omit<AppDeps, 'limiter'>): App {
   const rpm = input.config.limits.requestsPerMinute;
-  const deps: AppDeps = { ...input, limiter: rpm > 0 ? new SlidingWindowLimiter(rpm, RATE_WINDOW_MS, input.clock) : undefined };
+  const deps: AppDeps = {
+    ...input,
+    limiter: rpm > 0 ? new SlidingWindowLimiter(rpm, RATE_WINDOW_MS, input.clock) : undefined,
+  };
 
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
@@ -58,18 +61,24 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
     scheme: 'bearer',
     description: 'An API token (`oapi_…`) in `Authorization: Bearer <token>`; never in the URL.',
   });
-  for (const [name, header] of Object.entries(RESPONSE_HEADERS)) api.openAPIRegistry.registerComponent('headers', name, header);
+  for (const [name, header] of Object.entries(RESPONSE_HEADERS))
+    api.openAPIRegistry.registerComponent('headers', name, header);
   registerRoutes(api, deps);
 
   const app = new OpenAPIHono<AppEnv>();
   app.use('*', observe(deps));
   app.use('*', requestId());
-  app.use('*', methodNotAllowed({
-    app,
-    onMethodNotAllowed: (_c, methods) => {
-      throw new ApiError('METHOD_NOT_ALLOWED', `Method not allowed; allowed: ${methods.join(', ')}`, undefined, { Allow: methods.join(', ') });
-    },
-  }));
+  app.use(
+    '*',
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (_c, methods) => {
+        throw new ApiError('METHOD_NOT_ALLOWED', `Method not allowed; allowed: ${methods.join(', ')}`, undefined, {
+          Allow: methods.join(', '),
+        });
+      },
+    }),
+  );
   if (deps.fixture) app.use(`${API_BASE}/*`, deps.fixture.track);
   app.use(`${API_BASE}/*`, bearerAuth(deps));
   if (deps.fixture) app.use(`${API_BASE}/*`, deps.fixture.inject(deps));
@@ -124,7 +133,8 @@ function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return new ApiError(error.code, error.message, error.details);
   if (error instanceof HTTPException) {
-    if (error.status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+    if (error.status === 415)
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
     if (error.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large');
     if (error.status === 400) return toApiError(validationError([{ path: 'body', message: 'Malformed JSON' }]));
   }

@@ -20,7 +20,10 @@ declare const __OUTREACH_DOCS_ASSETS__: Record<DocsAssetName, string> | undefine
  */
 export function readDocsAssets(fromUrl: string = import.meta.url): Record<DocsAssetName, string> {
   const dir = dirname(createRequire(fromUrl).resolve('swagger-ui-dist/package.json'));
-  return Object.fromEntries(DOCS_ASSET_FILES.map((name) => [name, readFileSync(join(dir, name), 'utf8')])) as Record<DocsAssetName, string>;
+  return Object.fromEntries(DOCS_ASSET_FILES.map((name) => [name, readFileSync(join(dir, name), 'utf8')])) as Record<
+    DocsAssetName,
+    string
+  >;
 }
 
 let cached: Record<DocsAssetName, string> | undefined;

@@ -56,13 +56,17 @@ export class ApiError extends DomainError {
  */
 export const unauthorized = (authorization: string | undefined) =>
   new ApiError('UNAUTHORIZED', 'A valid bearer token is required', undefined, {
-    'WWW-Authenticate': authorization ? 'Bearer realm="outreach-api", error="invalid_token"' : 'Bearer realm="outreach-api"',
+    'WWW-Authenticate': authorization
+      ? 'Bearer realm="outreach-api", error="invalid_token"'
+      : 'Bearer realm="outreach-api"',
   });
 
 /** The JSON body of an error response. */
 export function errorBody(error: DomainError) {
   return {
     ok: false as const,
-    error: error.details ? { code: error.code, message: error.message, details: error.details } : { code: error.code, message: error.message },
+    error: error.details
+      ? { code: error.code, message: error.message, details: error.details }
+      : { code: error.code, message: error.message },
   };
 }

@@ -41,7 +41,12 @@ const deno = (globalThis as { Deno?: DenoNamespace }).Deno;
  * Listens on `hostname:port` and serves `fetch`.
  * @throws (rejects) when the address cannot be bound, e.g. EADDRINUSE.
  */
-export async function listen(fetch: (request: Request, env?: unknown) => Response | Promise<Response>, hostname: string, port: number, logger: Logger): Promise<Listener> {
+export async function listen(
+  fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
+  hostname: string,
+  port: number,
+  logger: Logger,
+): Promise<Listener> {
   if (deno) {
     let server!: DenoHttpServer;
     await new Promise<void>((resolve, reject) => {

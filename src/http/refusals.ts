@@ -39,8 +39,17 @@ export function adapterErrorHandler(logger: Logger): (error: unknown) => Respons
       : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
     if (refusal.status === 500) {
       logger.log('error', 'unexpected failure', { requestId, error: describeError(error) });
-    } else logger.log('warn', 'request refused before routing', { requestId, status: refusal.status, errorCode: refusal.code, reason: refusal.message });
-    return new Response(JSON.stringify(errorBody(refusal)), { status: refusal.status, headers: refusalHeaders(requestId) });
+    } else
+      logger.log('warn', 'request refused before routing', {
+        requestId,
+        status: refusal.status,
+        errorCode: refusal.code,
+        reason: refusal.message,
+      });
+    return new Response(JSON.stringify(errorBody(refusal)), {
+      status: refusal.status,
+      headers: refusalHeaders(requestId),
+    });
   };
 }
 
@@ -71,7 +80,12 @@ export function onClientError(logger: Logger): (error: NodeJS.ErrnoException, so
     }
     const requestId = randomUUID();
     const refusal = parserRefusal(error);
-    logger.log('warn', 'request refused before routing', { requestId, status: refusal.status, errorCode: refusal.code, reason: error.code });
+    logger.log('warn', 'request refused before routing', {
+      requestId,
+      status: refusal.status,
+      errorCode: refusal.code,
+      reason: error.code,
+    });
     const body = JSON.stringify(errorBody(refusal));
     const head = Object.entries({ ...refusalHeaders(requestId), 'Content-Length': String(Buffer.byteLength(body)) })
       .map(([name, value]) => `${name}: ${value}\r\n`)

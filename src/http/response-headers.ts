@@ -15,6 +15,7 @@ import type { ServerResponse } from 'node:http';
 /** Sets `name: value` on the response `c` will send, errors and 404/405 answers included. */
 export function setResponseHeader(c: Context, name: string, value: string): void {
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-  if (outgoing !== undefined && typeof outgoing.setHeader === 'function' && !outgoing.headersSent) outgoing.setHeader(name, value);
+  if (outgoing !== undefined && typeof outgoing.setHeader === 'function' && !outgoing.headersSent)
+    outgoing.setHeader(name, value);
   else c.header(name, value);
 }

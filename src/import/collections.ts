@@ -14,8 +14,23 @@ import type { Store } from '../db/connection.js';
 import { TokenError, createToken } from '../repos/tokens.js';
 import { hashToken } from '../domain/tokens.js';
 import {
-  AccountImport, BacklinkImport, BlockedDomainImport, ContactImport, DiscoveryJobImport, DraftImport, EmailConnectionImport,
-  EmailSenderImport, FieldError, KeywordImport, LeadImport, Parents, ProjectImport, ProspectImport, SiteImport, ThreadImport, TokenImport,
+  AccountImport,
+  BacklinkImport,
+  BlockedDomainImport,
+  ContactImport,
+  DiscoveryJobImport,
+  DraftImport,
+  EmailConnectionImport,
+  EmailSenderImport,
+  FieldError,
+  KeywordImport,
+  LeadImport,
+  Parents,
+  ProjectImport,
+  ProspectImport,
+  SiteImport,
+  ThreadImport,
+  TokenImport,
 } from './rules.js';
 import { RowWriter, bool, json, type ChildTable, type ImportTable, type Row } from './writer.js';
 
@@ -47,7 +62,13 @@ export class ImportContext {
    * Writes the child rows of a record written as `replaced` (see `write`): a replaced record's
    * old children go first. Counts them under `name` in the summary.
    */
-  writeChildren<T extends ChildTable>(name: string, table: T, parentId: string, replaced: boolean, rows: readonly Row<T>[]): void {
+  writeChildren<T extends ChildTable>(
+    name: string,
+    table: T,
+    parentId: string,
+    replaced: boolean,
+    rows: readonly Row<T>[],
+  ): void {
     if (replaced) this.rows.clearChildren(table, parentId);
     for (const row of rows) this.rows.write(table, row);
     if (rows.length > 0) this.childCounts[name] = (this.childCounts[name] ?? 0) + rows.length;
@@ -55,14 +76,18 @@ export class ImportContext {
 }
 
 /** `createdAt` and `updatedAt` of a record: each defaults to the other, then to `fallback` (the import time). */
-function stamps(record: { createdAt?: string; updatedAt?: string }, fallback: string): { created_at: string; updated_at: string } {
+function stamps(
+  record: { createdAt?: string; updatedAt?: string },
+  fallback: string,
+): { created_at: string; updated_at: string } {
   const created = record.createdAt ?? record.updatedAt ?? fallback;
   return { created_at: created, updated_at: record.updatedAt ?? created };
 }
 
 function newestOf(messages: readonly { direction: string; sentAt: string | null }[], direction: string): string | null {
   let newest: string | null = null;
-  for (const m of messages) if (m.direction === direction && m.sentAt && (newest === null || m.sentAt > newest)) newest = m.sentAt;
+  for (const m of messages)
+    if (m.direction === direction && m.sentAt && (newest === null || m.sentAt > newest)) newest = m.sentAt;
   return newest;
 }
 
@@ -84,7 +109,14 @@ const collection = <N extends string, S extends z.ZodType>(
 /** Every collection, in the order they are imported: parents before the records that use them. */
 export const COLLECTIONS = [
   collection('accounts', AccountImport, (r, ctx) => {
-    ctx.write('accounts', { id: r.id, email: r.email, name: r.name, plan: r.plan, plan_expires_at: r.planExpiresAt, ...stamps(r, ctx.nowIso) });
+    ctx.write('accounts', {
+      id: r.id,
+      email: r.email,
+      name: r.name,
+      plan: r.plan,
+      plan_expires_at: r.planExpiresAt,
+      ...stamps(r, ctx.nowIso),
+    });
     ctx.parents.addAccount(r.id);
   }),
 
@@ -92,12 +124,23 @@ export const COLLECTIONS = [
     ctx.parents.account(r.accountId, 'accountId');
     const hash = hashToken(r.token);
     // A token has no id of its own in the document: a re-import finds it by its hash.
-    const existing = ctx.store.sqlite.prepare('SELECT id FROM api_tokens WHERE token_hash = ?').get(hash) as { id: string } | undefined;
-    if (existing && r.id && existing.id !== r.id) throw new FieldError('token', `this token value is already stored as token "${existing.id}"`);
+    const existing = ctx.store.sqlite.prepare('SELECT id FROM api_tokens WHERE token_hash = ?').get(hash) as
+      | { id: string }
+      | undefined;
+    if (existing && r.id && existing.id !== r.id)
+      throw new FieldError('token', `this token value is already stored as token "${existing.id}"`);
     try {
       createToken(
         ctx.store,
-        { id: r.id ?? existing?.id, accountId: r.accountId, name: r.name, scopes: r.scopes, expiresAt: r.expiresAt, revokedAt: r.revokedAt, rawToken: r.token },
+        {
+          id: r.id ?? existing?.id,
+          accountId: r.accountId,
+          name: r.name,
+          scopes: r.scopes,
+          expiresAt: r.expiresAt,
+          revokedAt: r.revokedAt,
+          rawToken: r.token,
+        },
         ctx.nowIso,
       );
     } catch (error) {
@@ -114,18 +157,38 @@ export const COLLECTIONS = [
 
   collection('sites', SiteImport, (r, ctx) => {
     const project = ctx.parents.project(r.projectId, 'projectId');
-    ctx.write('sites', { id: r.id, project_id: r.projectId, name: r.name, domain: r.domain, url: r.url, status: r.status, ...stamps(r, ctx.nowIso) });
+    ctx.write('sites', {
+      id: r.id,
+      project_id: r.projectId,
+      name: r.name,
+      domain: r.domain,
+      url: r.url,
+      status: r.status,
+      ...stamps(r, ctx.nowIso),
+    });
     ctx.parents.addSite(r.id, { projectId: r.projectId, accountId: project.accountId });
   }),
 
   collection('keywords', KeywordImport, (r, ctx) => {
     const site = ctx.parents.site(r.siteId, 'siteId');
-    ctx.write('keywords', { id: r.id, site_id: r.siteId, project_id: site.projectId, keyword: r.keyword, created_at: r.createdAt ?? ctx.nowIso });
+    ctx.write('keywords', {
+      id: r.id,
+      site_id: r.siteId,
+      project_id: site.projectId,
+      keyword: r.keyword,
+      created_at: r.createdAt ?? ctx.nowIso,
+    });
   }),
 
   collection('blockedDomains', BlockedDomainImport, (r, ctx) => {
     ctx.parents.project(r.projectId, 'projectId');
-    ctx.write('blocked_domains', { id: r.id, project_id: r.projectId, domain: r.domain, reason: r.reason, created_at: r.createdAt ?? ctx.nowIso });
+    ctx.write('blocked_domains', {
+      id: r.id,
+      project_id: r.projectId,
+      domain: r.domain,
+      reason: r.reason,
+      created_at: r.createdAt ?? ctx.nowIso,
+    });
   }),
 
   collection('prospects', ProspectImport, (r, ctx) => {

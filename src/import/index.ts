@@ -41,7 +41,12 @@ export class ImportError extends Error {
     readonly field: string | null,
     readonly reason: string,
   ) {
-    const where = index >= 0 ? `${collection}[${index}]${id === null ? '' : ` (id ${JSON.stringify(id)})`}: ` : collection ? `${collection}: ` : '';
+    const where =
+      index >= 0
+        ? `${collection}[${index}]${id === null ? '' : ` (id ${JSON.stringify(id)})`}: `
+        : collection
+          ? `${collection}: `
+          : '';
     super(`${where}${field ? `${field}: ` : ''}${reason}`);
   }
 }
@@ -53,11 +58,14 @@ const idOf = (record: unknown): string | null => {
 
 /** `['checks', 0, 'checkedAt']` → `checks[0].checkedAt`. */
 const pathOf = (path: readonly PropertyKey[]): string | null =>
-  path.length === 0 ? null : path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
+  path.length === 0
+    ? null
+    : path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
 
 /** Missing fields read "is required" rather than zod's "expected string, received undefined". */
 const parseOptions = {
-  error: (issue: { code?: string; input?: unknown }) => (issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : undefined),
+  error: (issue: { code?: string; input?: unknown }) =>
+    issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : undefined,
 };
 
 function refuse(collection: string, index: number, record: unknown, error: z.ZodError): ImportError {
@@ -90,7 +98,12 @@ const COUNTED_ROWS: Record<string, { table: CountedTable; children?: { field: st
  */
 const RECOUNT_SHARE = 16;
 /** Tables counted per parent record (a backlink's checks, …): one counter row per parent, so a recount costs more. */
-const PER_PARENT: ReadonlySet<CountedTable> = new Set(['backlink_checks', 'contacts', 'thread_messages', 'discovery_queries']);
+const PER_PARENT: ReadonlySet<CountedTable> = new Set([
+  'backlink_checks',
+  'contacts',
+  'thread_messages',
+  'discovery_queries',
+]);
 
 /** The counted tables this document loads in bulk (see `RECOUNT_SHARE`), to pause during the import. */
 function bulkTables(store: Store, doc: Record<string, unknown>): CountedTable[] {
@@ -108,7 +121,8 @@ function bulkTables(store: Store, doc: Record<string, unknown>): CountedTable[] 
     }
     if (n > 0) add(children.table, n);
   }
-  const stored = (table: CountedTable) => Number((store.sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+  const stored = (table: CountedTable) =>
+    Number((store.sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
   const share = (table: CountedTable) => (PER_PARENT.has(table) ? RECOUNT_SHARE / 2 : RECOUNT_SHARE);
   return [...brought].filter(([table, n]) => n * share(table) >= stored(table)).map(([table]) => table);
 }
@@ -133,10 +147,17 @@ function bulkTables(store: Store, doc: Record<string, unknown>): CountedTable[] 
  *   database is then unchanged.
  */
 export function importDocument(store: Store, doc: unknown, options: { nowIso?: string } = {}): ImportSummary {
-  if (!isPlainObject(doc)) throw new ImportError('', -1, null, null, 'the import document must be a JSON object of collections');
+  if (!isPlainObject(doc))
+    throw new ImportError('', -1, null, null, 'the import document must be a JSON object of collections');
   for (const [key, value] of Object.entries(doc)) {
     if (!(COLLECTION_NAMES as readonly string[]).includes(key)) {
-      throw new ImportError('', -1, null, null, `unknown collection ${JSON.stringify(key)}; known: ${COLLECTION_NAMES.join(', ')}`);
+      throw new ImportError(
+        '',
+        -1,
+        null,
+        null,
+        `unknown collection ${JSON.stringify(key)}; known: ${COLLECTION_NAMES.join(', ')}`,
+      );
     }
     if (!Array.isArray(value)) throw new ImportError(key, -1, null, null, 'must be an array of records');
   }

@@ -21,15 +21,28 @@ import { MESSAGE_STATUSES } from '../domain/enums.js';
 import { Me } from '../schemas/me.js';
 import { Project, Site } from '../schemas/projects.js';
 import {
-  Backlink, BacklinkCheck, BlockedDomain, Contact, DiscoveryJob, DiscoveryQuery, Draft, EmailConnection, EmailSender,
-  Keyword, Lead, Prospect, Thread, ThreadMessage,
+  Backlink,
+  BacklinkCheck,
+  BlockedDomain,
+  Contact,
+  DiscoveryJob,
+  DiscoveryQuery,
+  Draft,
+  EmailConnection,
+  EmailSender,
+  Keyword,
+  Lead,
+  Prospect,
+  Thread,
+  ThreadMessage,
 } from '../schemas/resources.js';
 import { isWellFormedToken } from '../domain/tokens.js';
 
 // ---- field rules -------------------------------------------------------------------------------
 
 /** A field's own message, except for a missing field (which the importer reports as "is required"). */
-const unlessMissing = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? undefined : message);
+const unlessMissing = (message: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? undefined : message;
 
 const CANONICAL_DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -45,15 +58,19 @@ function toUtc(value: string): string {
  * `transform`: it keeps the schema a plain string check, several times cheaper per record,
  * which matters for a million backlinks.)
  */
-export const ImportDateTime = z
-  .iso.datetime({ offset: true, error: unlessMissing('must be an ISO 8601 date-time with an offset, e.g. 2026-03-01T09:30:00Z') })
+export const ImportDateTime = z.iso
+  .datetime({
+    offset: true,
+    error: unlessMissing('must be an ISO 8601 date-time with an offset, e.g. 2026-03-01T09:30:00Z'),
+  })
   .overwrite(toUtc);
 export const ImportUrl = z.url({ protocol: /^https?$/, error: unlessMissing('must be an http(s) URL') });
 export const ImportEmail = z.email({ error: unlessMissing('must be an email address') });
 
 const int = z.number().int();
 const count = int.min(0, 'must not be negative');
-const emptyArray = <T extends z.ZodArray>(schema: T) => schema.default([] as unknown as z.util.NoUndefined<z.output<T>>);
+const emptyArray = <T extends z.ZodArray>(schema: T) =>
+  schema.default([] as unknown as z.util.NoUndefined<z.output<T>>);
 
 function relaxField(key: string, field: z.ZodType): z.ZodType {
   const nullable = field instanceof z.ZodNullable;
@@ -79,7 +96,9 @@ function relaxField(key: string, field: z.ZodType): z.ZodType {
  * parsed record has the resource's output types (with `createdAt`/`updatedAt` possibly absent).
  */
 function relaxed<S extends z.ZodRawShape>(schema: z.ZodObject<S>): z.ZodObject<S> {
-  const shape = Object.fromEntries(Object.entries(schema.shape).map(([key, field]) => [key, relaxField(key, field as z.ZodType)]));
+  const shape = Object.fromEntries(
+    Object.entries(schema.shape).map(([key, field]) => [key, relaxField(key, field as z.ZodType)]),
+  );
   return z.object(shape) as unknown as z.ZodObject<S>;
 }
 
@@ -96,7 +115,10 @@ export const TokenImport = z.object({
   token: z
     .string()
     .min(32, 'must be at least 32 characters')
-    .refine(isWellFormedToken, 'must be 32 to 512 printable characters without spaces (an oapi_ token needs its valid checksum)'),
+    .refine(
+      isWellFormedToken,
+      'must be 32 to 512 printable characters without spaces (an oapi_ token needs its valid checksum)',
+    ),
   expiresAt: ImportDateTime.nullable().default(null),
   revokedAt: ImportDateTime.nullable().default(null),
 });
@@ -176,7 +198,8 @@ export interface ConnectionRef {
   siteId: string;
 }
 
-const missing = (field: string, kind: string, id: string) => new FieldError(field, `no ${kind} with id "${id}" in the document or the database`);
+const missing = (field: string, kind: string, id: string) =>
+  new FieldError(field, `no ${kind} with id "${id}" in the document or the database`);
 
 /**
  * The parents of one import: those written so far (`add…`) and those found in the database,
@@ -240,20 +263,39 @@ export class Parents {
   }
 
   site(id: string, field: string): SiteRef {
-    const sql = 'SELECT s.project_id AS projectId, p.account_id AS accountId FROM sites s JOIN projects p ON p.id = s.project_id WHERE s.id = ?';
+    const sql =
+      'SELECT s.project_id AS projectId, p.account_id AS accountId FROM sites s JOIN projects p ON p.id = s.project_id WHERE s.id = ?';
     return this.find(this.sites, sql, id, field, 'site');
   }
 
   prospect(id: string, field: string): ProspectRef {
-    return this.find(this.prospects, 'SELECT site_id AS siteId, project_id AS projectId FROM prospects WHERE id = ?', id, field, 'prospect');
+    return this.find(
+      this.prospects,
+      'SELECT site_id AS siteId, project_id AS projectId FROM prospects WHERE id = ?',
+      id,
+      field,
+      'prospect',
+    );
   }
 
   contact(id: string, field: string): ContactRef {
-    return this.find(this.contacts, 'SELECT prospect_id AS prospectId, site_id AS siteId FROM contacts WHERE id = ?', id, field, 'contact');
+    return this.find(
+      this.contacts,
+      'SELECT prospect_id AS prospectId, site_id AS siteId FROM contacts WHERE id = ?',
+      id,
+      field,
+      'contact',
+    );
   }
 
   connection(id: string, field: string): ConnectionRef {
-    return this.find(this.connections, 'SELECT site_id AS siteId FROM email_connections WHERE id = ?', id, field, 'email connection');
+    return this.find(
+      this.connections,
+      'SELECT site_id AS siteId FROM email_connections WHERE id = ?',
+      id,
+      field,
+      'email connection',
+    );
   }
 
   /**
@@ -263,9 +305,17 @@ export class Parents {
   chain(siteId: string, prospectId: string, contactId: string): string {
     const site = this.site(siteId, 'siteId');
     const prospect = this.prospect(prospectId, 'prospectId');
-    if (prospect.siteId !== siteId) throw new FieldError('prospectId', `prospect "${prospectId}" belongs to site "${prospect.siteId}", not to site "${siteId}"`);
+    if (prospect.siteId !== siteId)
+      throw new FieldError(
+        'prospectId',
+        `prospect "${prospectId}" belongs to site "${prospect.siteId}", not to site "${siteId}"`,
+      );
     const contact = this.contact(contactId, 'contactId');
-    if (contact.prospectId !== prospectId) throw new FieldError('contactId', `contact "${contactId}" belongs to prospect "${contact.prospectId}", not to prospect "${prospectId}"`);
+    if (contact.prospectId !== prospectId)
+      throw new FieldError(
+        'contactId',
+        `contact "${contactId}" belongs to prospect "${contact.prospectId}", not to prospect "${prospectId}"`,
+      );
     return site.projectId;
   }
 
@@ -273,7 +323,10 @@ export class Parents {
   connectionOfSite(connectionId: string, siteId: string): void {
     const connection = this.connection(connectionId, 'connectionId');
     if (connection.siteId !== siteId) {
-      throw new FieldError('connectionId', `email connection "${connectionId}" belongs to site "${connection.siteId}", not to site "${siteId}"`);
+      throw new FieldError(
+        'connectionId',
+        `email connection "${connectionId}" belongs to site "${connection.siteId}", not to site "${siteId}"`,
+      );
     }
   }
 }

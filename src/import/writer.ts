@@ -13,7 +13,12 @@ import type { SqliteStatement } from '../db/sqlite-handle.js';
 import type { Database, SqlBool } from '../db/schema.js';
 
 /** Child tables whose rows are replaced with their parent's: table → parent column. */
-const CHILDREN = { draft_messages: 'draft_id', thread_messages: 'thread_id', discovery_queries: 'job_id', backlink_checks: 'backlink_id' } as const;
+const CHILDREN = {
+  draft_messages: 'draft_id',
+  thread_messages: 'thread_id',
+  discovery_queries: 'job_id',
+  backlink_checks: 'backlink_id',
+} as const;
 export type ChildTable = keyof typeof CHILDREN;
 
 /** The tables the import writes rows of (tokens go through `createToken`). */
@@ -28,7 +33,8 @@ export const json = (value: unknown): string => JSON.stringify(value);
 
 /** A primary-key clash, as better-sqlite3 and node:sqlite report it. */
 const isIdConflict = (error: unknown) =>
-  (error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint failed: \w+\.id$/.test((error as Error).message ?? '');
+  (error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+  /UNIQUE constraint failed: \w+\.id$/.test((error as Error).message ?? '');
 
 /**
  * Writes rows of one table, inserting or replacing by id. A plain INSERT is the fastest way in
@@ -74,7 +80,12 @@ class TableWriter<T extends ImportTable> {
       }
     }
     if (Number(this.insert.run(values).changes) > 0) return false;
-    this.update ??= this.sqlite.prepare(`UPDATE ${this.table} SET ${this.columns.slice(1).map((c) => `${c} = ?`).join(', ')} WHERE id = ?`);
+    this.update ??= this.sqlite.prepare(
+      `UPDATE ${this.table} SET ${this.columns
+        .slice(1)
+        .map((c) => `${c} = ?`)
+        .join(', ')} WHERE id = ?`,
+    );
     this.update.run([...values.slice(1), values[0]]);
     return true;
   }
@@ -93,14 +104,19 @@ export class RowWriter {
    */
   write<T extends ImportTable>(table: T, row: Row<T>): boolean {
     let writer = this.writers.get(table) as TableWriter<T> | undefined;
-    if (!writer) this.writers.set(table, (writer = new TableWriter(this.sqlite, table, row)) as unknown as TableWriter<ImportTable>);
+    if (!writer)
+      this.writers.set(
+        table,
+        (writer = new TableWriter(this.sqlite, table, row)) as unknown as TableWriter<ImportTable>,
+      );
     return writer.write(row);
   }
 
   /** Deletes the child rows of a replaced parent, which is about to be given the document's. */
   clearChildren(table: ChildTable, parentId: string): void {
     let stmt = this.deletes.get(table);
-    if (!stmt) this.deletes.set(table, (stmt = this.sqlite.prepare(`DELETE FROM ${table} WHERE ${CHILDREN[table]} = ?`)));
+    if (!stmt)
+      this.deletes.set(table, (stmt = this.sqlite.prepare(`DELETE FROM ${table} WHERE ${CHILDREN[table]} = ?`)));
     stmt.run(parentId);
   }
 }

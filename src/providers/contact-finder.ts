@@ -24,7 +24,10 @@ function mailtoAddresses(href: string): string[] {
   } catch {
     // keep the raw text: a malformed escape is not worth failing the page for
   }
-  return decoded.split(',').map((a) => a.trim()).filter((a) => domainOf(a) !== null);
+  return decoded
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => domainOf(a) !== null);
 }
 
 function fromText(text: string | null, sourceUrl: string | null, reference: string): ContactCandidate[] {
@@ -41,9 +44,10 @@ function fromContactPaths(prospect: ProspectFacts): ContactCandidate[] {
     if (typeof item !== 'object' || item === null) return [];
     const record = item as Record<string, unknown>;
     const url = str(record.url);
-    const emails = [str(record.email), ...(url?.toLowerCase().startsWith('mailto:') ? mailtoAddresses(url) : [])].filter(
-      (e): e is string => e !== null && domainOf(e) !== null,
-    );
+    const emails = [
+      str(record.email),
+      ...(url?.toLowerCase().startsWith('mailto:') ? mailtoAddresses(url) : []),
+    ].filter((e): e is string => e !== null && domainOf(e) !== null);
     return emails.map((email) => ({
       email,
       fullName: str(record.fullName) ?? str(record.name),
@@ -56,12 +60,16 @@ function fromContactPaths(prospect: ProspectFacts): ContactCandidate[] {
 
 /** Addresses on an HTML page: `mailto:` links, schema.org JSON-LD `email`, and visible text. */
 export function extractFromHtml(html: string, pageUrl: string): ContactCandidate[] {
-  const root = parseHtml(html, { comment: false, blockTextElements: { script: true, style: true, noscript: true, pre: true } });
+  const root = parseHtml(html, {
+    comment: false,
+    blockTextElements: { script: true, style: true, noscript: true, pre: true },
+  });
   const found: ContactCandidate[] = [];
   for (const link of root.querySelectorAll('a[href]')) {
     const href = link.getAttribute('href') ?? '';
     if (!/^mailto:/i.test(href.trim())) continue;
-    for (const email of mailtoAddresses(href.trim())) found.push({ email, fullName: null, role: null, sourceUrl: pageUrl, sourceReference: 'mailto' });
+    for (const email of mailtoAddresses(href.trim()))
+      found.push({ email, fullName: null, role: null, sourceUrl: pageUrl, sourceReference: 'mailto' });
   }
   for (const script of root.querySelectorAll('script')) {
     if (!/ld\+json/i.test(script.getAttribute('type') ?? '')) continue;
@@ -88,7 +96,13 @@ function walkJsonLd(node: unknown, pageUrl: string, out: ContactCandidate[]): vo
   for (const value of ([] as unknown[]).concat(record.email ?? [])) {
     const email = typeof value === 'string' ? value.replace(/^mailto:/i, '').trim() : '';
     if (domainOf(email) === null) continue;
-    out.push({ email, fullName: isPerson ? str(record.name) : null, role: isPerson ? str(record.jobTitle) : null, sourceUrl: pageUrl, sourceReference: 'json-ld' });
+    out.push({
+      email,
+      fullName: isPerson ? str(record.name) : null,
+      role: isPerson ? str(record.jobTitle) : null,
+      sourceUrl: pageUrl,
+      sourceReference: 'json-ld',
+    });
   }
   for (const [key, value] of Object.entries(record)) if (key !== 'email') walkJsonLd(value, pageUrl, out);
 }
@@ -112,9 +126,17 @@ export function rankCandidates(candidates: ContactCandidate[], prospectDomain: s
   }
   const score = (c: ContactCandidate) => {
     const domain = domainOf(c.email) ?? '';
-    return (underDomain(domain, site) || underDomain(site, domain) ? 2 : 0) + (c.sourceReference === 'text' || c.sourceReference === 'description' || c.sourceReference === 'contentExcerpt' ? 0 : 1);
+    return (
+      (underDomain(domain, site) || underDomain(site, domain) ? 2 : 0) +
+      (c.sourceReference === 'text' || c.sourceReference === 'description' || c.sourceReference === 'contentExcerpt'
+        ? 0
+        : 1)
+    );
   };
-  return [...byEmail.values()].map((c, i) => ({ c, i, s: score(c) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.c);
+  return [...byEmail.values()]
+    .map((c, i) => ({ c, i, s: score(c) }))
+    .sort((a, b) => b.s - a.s || a.i - b.i)
+    .map((x) => x.c);
 }
 
 /** The stored candidates of a prospect: contact paths, then its content excerpt and description. */
@@ -149,13 +171,21 @@ export function createBuiltinFinder(): ContactFinder {
  * @throws ProviderError when no page could be fetched: retryable when some failure was (a timeout,
  * a 5xx); when every failure was final (a refused private address) only if nothing is stored either.
  */
-export function createCrawlFinder(options: SafeFetchOptions, fetchPage: (url: string, o: SafeFetchOptions) => Promise<FetchedPage> = safeFetch): ContactFinder {
+export function createCrawlFinder(
+  options: SafeFetchOptions,
+  fetchPage: (url: string, o: SafeFetchOptions) => Promise<FetchedPage> = safeFetch,
+): ContactFinder {
   return {
     name: 'crawl',
     defers: () => true,
     async find(prospect) {
       const urls = new Set<string>();
-      for (const candidate of [prospect.url, ...prospect.contactPaths.map((p) => (typeof p === 'object' && p !== null ? (p as Record<string, unknown>).url : null))]) {
+      for (const candidate of [
+        prospect.url,
+        ...prospect.contactPaths.map((p) =>
+          typeof p === 'object' && p !== null ? (p as Record<string, unknown>).url : null,
+        ),
+      ]) {
         if (typeof candidate !== 'string' || /^mailto:/i.test(candidate)) continue;
         try {
           const url = new URL(candidate, prospect.url);
@@ -171,7 +201,8 @@ export function createCrawlFinder(options: SafeFetchOptions, fetchPage: (url: st
         try {
           const page = await fetchPage(url, options);
           fetched++;
-          if (page.status >= 200 && page.status < 300 && /html|text\/plain|^$/i.test(page.contentType)) found.push(...extractFromHtml(page.body, page.url));
+          if (page.status >= 200 && page.status < 300 && /html|text\/plain|^$/i.test(page.contentType))
+            found.push(...extractFromHtml(page.body, page.url));
         } catch (error) {
           failures.push(error instanceof ProviderError ? error : new ProviderError('fetching a page failed'));
         }
@@ -179,7 +210,8 @@ export function createCrawlFinder(options: SafeFetchOptions, fetchPage: (url: st
       if (fetched === 0 && failures.length > 0) {
         // Nothing could be read: try again later if that may help, else settle for what is stored.
         const retryable = failures.find((f) => f.retryable);
-        if (retryable || found.length === 0) throw new ProviderError((retryable ?? failures[0]!).message, retryable !== undefined);
+        if (retryable || found.length === 0)
+          throw new ProviderError((retryable ?? failures[0]!).message, retryable !== undefined);
       }
       return rankCandidates(found, prospect.domain);
     },

@@ -50,7 +50,11 @@ export function createTemplateGenerator(): Generator {
             : `I thought it might be useful to your readers${contact.company ? ` at ${contact.company}` : ''}.`,
         );
       }
-      lines.push('', formal ? 'Would you consider it? Kind regards,' : 'Would you be open to it? Thanks,', `The ${site.name} team`);
+      lines.push(
+        '',
+        formal ? 'Would you consider it? Kind regards,' : 'Would you be open to it? Thanks,',
+        `The ${site.name} team`,
+      );
       return {
         subject: clip(`${formal ? 'Regarding' : 'Idea for'} ${pageName}`, SUBJECT_MAX),
         body: clip(lines.join('\n'), BODY_MAX),
@@ -83,7 +87,10 @@ interface ChatCompletion {
  * environment variable named by `openai.apiKeyEnv` and sent as a bearer token when set.
  * @throws ProviderError on a timeout (`openai.timeoutMs`), a non-2xx answer or an unusable reply.
  */
-export function createOpenAiGenerator(options: Config['openai'], env: Record<string, string | undefined> = process.env): Generator {
+export function createOpenAiGenerator(
+  options: Config['openai'],
+  env: Record<string, string | undefined> = process.env,
+): Generator {
   const endpoint = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   return {
     name: 'openai',
@@ -102,7 +109,11 @@ export function createOpenAiGenerator(options: Config['openai'], env: Record<str
       try {
         response = await fetch(endpoint, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+          },
           body: JSON.stringify({
             model: options.model,
             temperature: 0.7,
@@ -120,7 +131,11 @@ export function createOpenAiGenerator(options: Config['openai'], env: Record<str
         });
       } catch (error) {
         const name = (error as Error).name;
-        throw new ProviderError(name === 'TimeoutError' ? `the generator did not answer within ${options.timeoutMs} ms` : 'the generator could not be reached');
+        throw new ProviderError(
+          name === 'TimeoutError'
+            ? `the generator did not answer within ${options.timeoutMs} ms`
+            : 'the generator could not be reached',
+        );
       }
       if (!response.ok) {
         await response.body?.cancel();
@@ -137,7 +152,11 @@ export function createOpenAiGenerator(options: Config['openai'], env: Record<str
       const message = parseMessage(content, input);
       return {
         ...message,
-        personalization: { instruction: input.instruction, contactName: input.contact.fullName, prospectDomain: input.prospect.domain },
+        personalization: {
+          instruction: input.instruction,
+          contactName: input.contact.fullName,
+          prospectDomain: input.prospect.domain,
+        },
         groundingSummary: summary,
         provider: 'openai',
         model: typeof completion.model === 'string' && completion.model ? completion.model : options.model,
@@ -148,7 +167,10 @@ export function createOpenAiGenerator(options: Config['openai'], env: Record<str
 
 /** The `{ subject, body }` of a completion: JSON (possibly fenced), else "Subject: …" then the body. */
 function parseMessage(content: string, input: GenerationInput): Pick<GeneratedMessage, 'subject' | 'body'> {
-  const unfenced = content.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
+  const unfenced = content
+    .trim()
+    .replace(/^```(?:json)?\s*/i, '')
+    .replace(/\s*```$/, '');
   let subject: string | undefined;
   let body: string | undefined;
   try {
@@ -160,8 +182,10 @@ function parseMessage(content: string, input: GenerationInput): Pick<GeneratedMe
     if (match) [subject, body] = [match[1], match[2]];
     else body = unfenced;
   }
-  subject = oneLine(subject ?? '') || input.previous?.subject || `Idea for ${input.prospect.title ?? input.prospect.domain}`;
+  subject =
+    oneLine(subject ?? '') || input.previous?.subject || `Idea for ${input.prospect.title ?? input.prospect.domain}`;
   body = (body ?? '').trim();
-  if (subject.length < 3 || body.length < 20) throw new ProviderError('the generator answer is too short to be a message', true);
+  if (subject.length < 3 || body.length < 20)
+    throw new ProviderError('the generator answer is too short to be a message', true);
   return { subject: clip(subject, SUBJECT_MAX), body: clip(body, BODY_MAX) };
 }

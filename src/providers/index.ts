@@ -47,13 +47,20 @@ export * from './types.js';
  * names (`openai.apiKeyEnv`, `smtp.passwordEnv`, `verifier.httpApiKeyEnv`), never from the file.
  * @throws ConfigError when a chosen adapter lacks a required setting (see `requireProviderSettings`).
  */
-export function createProviders(config: Config, logger: Logger, env: Record<string, string | undefined> = process.env): Providers {
+export function createProviders(
+  config: Config,
+  logger: Logger,
+  env: Record<string, string | undefined> = process.env,
+): Providers {
   requireProviderSettings(config, env);
   const { providers } = config;
   return {
     generator: providers.generator === 'openai' ? createOpenAiGenerator(config.openai, env) : createTemplateGenerator(),
     mail: providers.mail === 'smtp' ? createSmtpTransport(config.smtp, env) : createLogTransport(logger),
-    verifier: providers.verifier === 'http' ? createHttpVerifier(config.verifier, env) : createBuiltinVerifier({ dnsTimeoutMs: config.verifier.dnsTimeoutMs }),
+    verifier:
+      providers.verifier === 'http'
+        ? createHttpVerifier(config.verifier, env)
+        : createBuiltinVerifier({ dnsTimeoutMs: config.verifier.dnsTimeoutMs }),
     contactFinder: providers.contactFinder === 'crawl' ? createCrawlFinder(config.crawl) : createBuiltinFinder(),
   };
 }

@@ -9,7 +9,10 @@ export function createLogTransport(logger: Logger): MailTransport {
   return {
     name: 'log',
     async send(mail) {
-      logger.log('info', 'mail recorded by the log transport (not delivered)', { messageId: mail.messageId, recipients: mail.to.length + mail.cc.length });
+      logger.log('info', 'mail recorded by the log transport (not delivered)', {
+        messageId: mail.messageId,
+        recipients: mail.to.length + mail.cc.length,
+      });
     },
     close() {},
   };
@@ -21,7 +24,10 @@ export function createLogTransport(logger: Logger): MailTransport {
  * by `smtp.passwordEnv` when a user is set. A 5xx reply is permanent (not retried); everything
  * else (connection refused, timeouts, 4xx) is retryable.
  */
-export function createSmtpTransport(options: Config['smtp'], env: Record<string, string | undefined> = process.env): MailTransport {
+export function createSmtpTransport(
+  options: Config['smtp'],
+  env: Record<string, string | undefined> = process.env,
+): MailTransport {
   const transporter = nodemailer.createTransport({
     host: options.host,
     port: options.port,

@@ -57,7 +57,8 @@ export function isForbiddenAddress(address: string): boolean {
   return parsed.kind() === 'ipv6' && !parsed.match(GLOBAL_UNICAST_V6);
 }
 
-const refused = (host: string) => new ProviderError(`refused to fetch ${host}: a private, loopback or reserved address`, false);
+const refused = (host: string) =>
+  new ProviderError(`refused to fetch ${host}: a private, loopback or reserved address`, false);
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
@@ -107,7 +108,8 @@ export async function safeOpen(url: string, options: SafeOpenOptions): Promise<S
   const forbidden = options.allowPrivateNetworks ? () => false : (options.isForbidden ?? isForbiddenAddress);
   let current = new URL(url);
   for (let hop = 0; ; hop++) {
-    if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new ProviderError(`refused to fetch a ${current.protocol} URL`, false);
+    if (current.protocol !== 'http:' && current.protocol !== 'https:')
+      throw new ProviderError(`refused to fetch a ${current.protocol} URL`, false);
     const host = current.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) && forbidden(host)) throw refused(host);
     const response = await get(current, forbidden, options, signal);
@@ -118,7 +120,14 @@ export async function safeOpen(url: string, options: SafeOpenOptions): Promise<S
       current = new URL(location, current);
       continue;
     }
-    return { url: current.href, status: response.statusCode ?? 0, headers: response.headers, body: response, signal, timeoutMs: options.timeoutMs };
+    return {
+      url: current.href,
+      status: response.statusCode ?? 0,
+      headers: response.headers,
+      body: response,
+      signal,
+      timeoutMs: options.timeoutMs,
+    };
   }
 }
 
@@ -142,7 +151,13 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
  * fails with ECONNRESET before any answer; it is sent once more on a new connection (the retry
  * Node's documentation advises for `reusedSocket`), as a GET may be.
  */
-function get(target: URL, forbidden: (address: string) => boolean, options: SafeOpenOptions, signal: AbortSignal, retried = false): Promise<http.IncomingMessage> {
+function get(
+  target: URL,
+  forbidden: (address: string) => boolean,
+  options: SafeOpenOptions,
+  signal: AbortSignal,
+  retried = false,
+): Promise<http.IncomingMessage> {
   const client = target.protocol === 'https:' ? https : http;
   const agent = target.protocol === 'https:' ? options.agents?.https : options.agents?.http;
   return new Promise((resolve, reject) => {
@@ -152,12 +167,21 @@ function get(target: URL, forbidden: (address: string) => boolean, options: Safe
         lookup: guardedLookup(forbidden) as unknown as http.RequestOptions['lookup'],
         signal,
         ...(agent ? { agent } : {}),
-        headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'user-agent': 'outreach-api contact finder', ...options.headers },
+        headers: {
+          accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
+          'user-agent': 'outreach-api contact finder',
+          ...options.headers,
+        },
       },
       resolve,
     );
     request.on('error', (error) => {
-      if (!retried && request.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET' && !signal.aborted) {
+      if (
+        !retried &&
+        request.reusedSocket &&
+        (error as NodeJS.ErrnoException).code === 'ECONNRESET' &&
+        !signal.aborted
+      ) {
         resolve(get(target, forbidden, options, signal, true));
       } else reject(toProviderError(error, target, signal, options.timeoutMs));
     });
@@ -195,7 +219,13 @@ export function readBody(response: SafeResponse, maxBytes: number, onChunk: (chu
       } else onChunk(chunk);
     });
     const failed = () =>
-      reject(new ProviderError(signal.aborted ? `fetching the page took longer than ${timeoutMs} ms` : 'the connection closed before the page was complete'));
+      reject(
+        new ProviderError(
+          signal.aborted
+            ? `fetching the page took longer than ${timeoutMs} ms`
+            : 'the connection closed before the page was complete',
+        ),
+      );
     body.on('end', () => resolve());
     body.on('error', failed);
     body.on('close', () => {

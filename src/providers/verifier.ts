@@ -8,17 +8,48 @@ import { ProviderError, type VerificationResult, type Verifier } from './types.j
 
 /** Well-known throwaway-mailbox domains: deliverable, but not a person to write to (risky). */
 export const DISPOSABLE_DOMAINS: ReadonlySet<string> = new Set([
-  '10minutemail.com', '33mail.com', 'burnermail.io', 'discard.email', 'dispostable.com', 'emailondeck.com',
-  'fakeinbox.com', 'getnada.com', 'grr.la', 'guerrillamail.com', 'guerrillamail.net', 'mailcatch.com',
-  'maildrop.cc', 'mailinator.com', 'mailnesia.com', 'mintemail.com', 'moakt.com', 'mohmal.com', 'mytemp.email',
-  'sharklasers.com', 'spambox.us', 'spamgourmet.com', 'temp-mail.org', 'tempmail.com', 'tempmailo.com',
-  'tempr.email', 'throwawaymail.com', 'trash-mail.com', 'trashmail.com', 'yopmail.com',
+  '10minutemail.com',
+  '33mail.com',
+  'burnermail.io',
+  'discard.email',
+  'dispostable.com',
+  'emailondeck.com',
+  'fakeinbox.com',
+  'getnada.com',
+  'grr.la',
+  'guerrillamail.com',
+  'guerrillamail.net',
+  'mailcatch.com',
+  'maildrop.cc',
+  'mailinator.com',
+  'mailnesia.com',
+  'mintemail.com',
+  'moakt.com',
+  'mohmal.com',
+  'mytemp.email',
+  'sharklasers.com',
+  'spambox.us',
+  'spamgourmet.com',
+  'temp-mail.org',
+  'tempmail.com',
+  'tempmailo.com',
+  'tempr.email',
+  'throwawaymail.com',
+  'trash-mail.com',
+  'trashmail.com',
+  'yopmail.com',
 ]);
 
 /** Magic domains of the offline verifier (see `./index.ts`): the result without any lookup. */
-const MAGIC: Record<string, VerificationResult> = { 'valid.test': 'valid', 'invalid.test': 'invalid', 'risky.test': 'risky', 'unknown.test': 'unknown' };
+const MAGIC: Record<string, VerificationResult> = {
+  'valid.test': 'valid',
+  'invalid.test': 'invalid',
+  'risky.test': 'risky',
+  'unknown.test': 'unknown',
+};
 
-const ADDRESS = /^(?=.{3,254}$)([A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*)@((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})$/;
+const ADDRESS =
+  /^(?=.{3,254}$)([A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*)@((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})$/;
 
 /** The lower-cased domain of a syntactically valid address (local part up to 64), else null. */
 export function domainOf(email: string): string | null {
@@ -68,7 +99,8 @@ export function createBuiltinVerifier(options: BuiltinVerifierOptions): Verifier
       const magic = domain && Object.keys(MAGIC).find((d) => underDomain(domain, d));
       if (magic) return { status: MAGIC[magic]!, reason: `test domain ${magic}` };
       if (!domain) return { status: 'invalid', reason: 'not a valid address' };
-      if ([...DISPOSABLE_DOMAINS].some((d) => underDomain(domain, d))) return { status: 'risky', reason: 'disposable mailbox domain' };
+      if ([...DISPOSABLE_DOMAINS].some((d) => underDomain(domain, d)))
+        return { status: 'risky', reason: 'disposable mailbox domain' };
       try {
         const records = await withTimeout(resolveMx(domain));
         if (records === 'timeout') return { status: 'unknown', reason: 'DNS did not answer in time' };
@@ -83,7 +115,9 @@ export function createBuiltinVerifier(options: BuiltinVerifierOptions): Verifier
       // No MX: mail falls back to the domain's address record, which few real mailboxes rely on.
       const fallback = await withTimeout(hasAddress(domain).catch(() => false));
       if (fallback === 'timeout') return { status: 'unknown', reason: 'DNS did not answer in time' };
-      return fallback ? { status: 'risky', reason: 'no MX record; only an address record' } : { status: 'invalid', reason: 'the domain has no mail server' };
+      return fallback
+        ? { status: 'risky', reason: 'no MX record; only an address record' }
+        : { status: 'invalid', reason: 'the domain has no mail server' };
     },
   };
 }
@@ -91,7 +125,18 @@ export function createBuiltinVerifier(options: BuiltinVerifierOptions): Verifier
 const RESULT_WORDS: Record<VerificationResult, readonly string[]> = {
   valid: ['valid', 'deliverable', 'ok', 'safe', 'verified'],
   invalid: ['invalid', 'undeliverable', 'bounce', 'bounced', 'bad', 'rejected', 'syntax_error'],
-  risky: ['risky', 'catch-all', 'catch_all', 'catchall', 'accept_all', 'accept-all', 'disposable', 'role', 'do_not_mail', 'spamtrap'],
+  risky: [
+    'risky',
+    'catch-all',
+    'catch_all',
+    'catchall',
+    'accept_all',
+    'accept-all',
+    'disposable',
+    'role',
+    'do_not_mail',
+    'spamtrap',
+  ],
   unknown: ['unknown'],
 };
 
@@ -119,32 +164,48 @@ export function mapServiceResult(word: string): VerificationResult {
  * accept-all/disposable/role/do_not_mail/spamtrap → risky; anything else → unknown.
  * @throws ProviderError on a timeout, a non-2xx answer, or a body without such a field.
  */
-export function createHttpVerifier(options: Config['verifier'], env: Record<string, string | undefined> = process.env): Verifier {
+export function createHttpVerifier(
+  options: Config['verifier'],
+  env: Record<string, string | undefined> = process.env,
+): Verifier {
   if (!options.httpUrl) throw new Error('verifier.httpUrl must be set when providers.verifier is "http"');
   return {
     name: 'http',
     async verify(email) {
       const apiKey = env[options.httpApiKeyEnv];
-      const headers: Record<string, string> = { accept: 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+      };
       const byGet = options.httpUrl.includes('{email}');
       let response: Response;
       try {
-        response = await fetch(byGet ? options.httpUrl.replace('{email}', encodeURIComponent(email)) : options.httpUrl, {
-          method: byGet ? 'GET' : 'POST',
-          headers: byGet ? headers : { ...headers, 'content-type': 'application/json' },
-          body: byGet ? undefined : JSON.stringify({ email }),
-          signal: AbortSignal.timeout(options.timeoutMs),
-        });
+        response = await fetch(
+          byGet ? options.httpUrl.replace('{email}', encodeURIComponent(email)) : options.httpUrl,
+          {
+            method: byGet ? 'GET' : 'POST',
+            headers: byGet ? headers : { ...headers, 'content-type': 'application/json' },
+            body: byGet ? undefined : JSON.stringify({ email }),
+            signal: AbortSignal.timeout(options.timeoutMs),
+          },
+        );
       } catch (error) {
-        throw new ProviderError((error as Error).name === 'TimeoutError' ? `the verifier did not answer within ${options.timeoutMs} ms` : 'the verifier could not be reached');
+        throw new ProviderError(
+          (error as Error).name === 'TimeoutError'
+            ? `the verifier did not answer within ${options.timeoutMs} ms`
+            : 'the verifier could not be reached',
+        );
       }
       if (!response.ok) {
         await response.body?.cancel();
         throw new ProviderError(`the verifier answered HTTP ${response.status}`);
       }
       const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
-      const data = body && typeof body.data === 'object' && body.data !== null ? (body.data as Record<string, unknown>) : {};
-      const word = [body?.status, body?.result, data.status, data.result].find((v): v is string => typeof v === 'string');
+      const data =
+        body && typeof body.data === 'object' && body.data !== null ? (body.data as Record<string, unknown>) : {};
+      const word = [body?.status, body?.result, data.status, data.result].find(
+        (v): v is string => typeof v === 'string',
+      );
       if (word === undefined) throw new ProviderError('the verifier answer has no status or result field');
       return { status: mapServiceResult(word), reason: `verification service: ${word.slice(0, 60)}` };
     },

@@ -38,14 +38,18 @@ export type Walk = { kind: 'due'; before: string } | { kind: 'all' };
 const dueKey = sql<string>`coalesce(last_checked_at, '')`;
 
 function scoped(db: Kysely<Database>, scope: BacklinkScope, walk: Walk) {
-  return db
-    .selectFrom('backlinks')
-    // A literal, not a parameter, so the planner can match the partial index's WHERE.
-    .where(sql<boolean>`status <> 'closed'`)
-    .$if(scope.projectId !== undefined, (qb) => qb.where('project_id', '=', scope.projectId!))
-    .$if(scope.siteId !== undefined, (qb) => qb.where('site_id', '=', scope.siteId!))
-    .$if(scope.backlinkIds !== undefined, (qb) => qb.where('id', 'in', scope.backlinkIds!.length ? scope.backlinkIds! : ['']))
-    .$if(walk.kind === 'due', (qb) => qb.where(dueKey, '<', walk.kind === 'due' ? walk.before : ''));
+  return (
+    db
+      .selectFrom('backlinks')
+      // A literal, not a parameter, so the planner can match the partial index's WHERE.
+      .where(sql<boolean>`status <> 'closed'`)
+      .$if(scope.projectId !== undefined, (qb) => qb.where('project_id', '=', scope.projectId!))
+      .$if(scope.siteId !== undefined, (qb) => qb.where('site_id', '=', scope.siteId!))
+      .$if(scope.backlinkIds !== undefined, (qb) =>
+        qb.where('id', 'in', scope.backlinkIds!.length ? scope.backlinkIds! : ['']),
+      )
+      .$if(walk.kind === 'due', (qb) => qb.where(dueKey, '<', walk.kind === 'due' ? walk.before : ''))
+  );
 }
 
 /** How many backlinks `walk` would check now (for a progress bar). */
@@ -80,7 +84,9 @@ export async function nextMonitorCandidates(
   const rows = await scoped(db, scope, walk)
     .select(['id', 'source_url', 'target_url'])
     .select(dueKey.as('due_key'))
-    .$if(after !== null, (qb) => qb.where((eb) => eb(eb.tuple(dueKey, eb.ref('id')), '>', eb.tuple(after!.cursor, after!.id))))
+    .$if(after !== null, (qb) =>
+      qb.where((eb) => eb(eb.tuple(dueKey, eb.ref('id')), '>', eb.tuple(after!.cursor, after!.id))),
+    )
     .orderBy(dueKey)
     .orderBy('id')
     .limit(limit)
@@ -99,7 +105,10 @@ export interface PreviousCheckRow {
 export type CheckStatus = Exclude<BacklinksTable['status'], 'pending' | 'closed'>;
 
 /** A check to record (decisions.md §13 "The check record"): the API's shape, `hasError` following from `status`. */
-export type NewCheck = Omit<BacklinkCheckRecord, 'status' | 'hasError' | 'requestedSourceUrl'> & { status: CheckStatus; requestedSourceUrl: string };
+export type NewCheck = Omit<BacklinkCheckRecord, 'status' | 'hasError' | 'requestedSourceUrl'> & {
+  status: CheckStatus;
+  requestedSourceUrl: string;
+};
 
 const statements = new WeakMap<Store, ReturnType<typeof prepare>>();
 
@@ -109,12 +118,14 @@ function prepare(store: Store) {
     previous: sqlite.prepare(
       'SELECT target_found, observed_anchor, observed_rel FROM backlink_checks WHERE backlink_id = ? ORDER BY checked_at DESC, id DESC LIMIT 1',
     ),
-    insert: sqlite.prepare(`INSERT INTO backlink_checks (id, backlink_id, status, requested_source_url, final_source_url, http_status,
+    insert:
+      sqlite.prepare(`INSERT INTO backlink_checks (id, backlink_id, status, requested_source_url, final_source_url, http_status,
       target_found, observed_target_url, observed_anchor, observed_rel, has_error, checked_at)
       VALUES (@id, @backlinkId, @status, @requestedSourceUrl, @finalSourceUrl, @httpStatus,
       @targetFound, @observedTargetUrl, @observedAnchor, @observedRel, @hasError, @checkedAt)`),
     // decisions.md §13: observed_anchor moves only when the link was found.
-    update: sqlite.prepare(`UPDATE backlinks SET status = @status, last_checked_at = @checkedAt, updated_at = @checkedAt,
+    update:
+      sqlite.prepare(`UPDATE backlinks SET status = @status, last_checked_at = @checkedAt, updated_at = @checkedAt,
       observed_anchor = CASE WHEN @targetFound = 1 THEN @observedAnchor ELSE observed_anchor END
       WHERE id = @backlinkId AND status <> 'closed'`),
   };
@@ -141,13 +152,24 @@ export function recordBacklinkChecks(store: Store, items: readonly CheckToRecord
   const st = s;
   return store.transaction(() =>
     items.map(({ backlinkId, decide }) => {
-      const row = st.previous.get(backlinkId) as { target_found: number; observed_anchor: string | null; observed_rel: string } | undefined;
-      const check = decide(row ? { targetFound: row.target_found === 1, observedAnchor: row.observed_anchor, observedRel: JSON.parse(row.observed_rel) as string[] } : null);
+      const row = st.previous.get(backlinkId) as
+        | { target_found: number; observed_anchor: string | null; observed_rel: string }
+        | undefined;
+      const check = decide(
+        row
+          ? {
+              targetFound: row.target_found === 1,
+              observedAnchor: row.observed_anchor,
+              observedRel: JSON.parse(row.observed_rel) as string[],
+            }
+          : null,
+      );
       const targetFound = check.targetFound ? 1 : 0;
       // Each statement gets exactly its own parameters (node:sqlite refuses unknown ones).
       // The update first: it finds nothing for a closed or deleted backlink, and then nothing is written.
       const { status, checkedAt, observedAnchor } = check;
-      if (Number(st.update.run({ backlinkId, status, checkedAt, targetFound, observedAnchor }).changes) === 0) return null;
+      if (Number(st.update.run({ backlinkId, status, checkedAt, targetFound, observedAnchor }).changes) === 0)
+        return null;
       st.insert.run({
         ...check,
         backlinkId,
@@ -163,12 +185,21 @@ export function recordBacklinkChecks(store: Store, items: readonly CheckToRecord
 /** The ids of `scope` (project, site, backlinks) that name no record, e.g. `project prj_x`. */
 export async function unknownScopeIds(db: Kysely<Database>, scope: BacklinkScope): Promise<string[]> {
   const unknown: string[] = [];
-  if (scope.projectId !== undefined && !(await db.selectFrom('projects').select('id').where('id', '=', scope.projectId).executeTakeFirst())) {
+  if (
+    scope.projectId !== undefined &&
+    !(await db.selectFrom('projects').select('id').where('id', '=', scope.projectId).executeTakeFirst())
+  ) {
     unknown.push(`project ${scope.projectId}`);
   }
-  if (scope.siteId !== undefined && !(await db.selectFrom('sites').select('id').where('id', '=', scope.siteId).executeTakeFirst())) unknown.push(`site ${scope.siteId}`);
+  if (
+    scope.siteId !== undefined &&
+    !(await db.selectFrom('sites').select('id').where('id', '=', scope.siteId).executeTakeFirst())
+  )
+    unknown.push(`site ${scope.siteId}`);
   if (scope.backlinkIds?.length) {
-    const found = new Set((await db.selectFrom('backlinks').select('id').where('id', 'in', scope.backlinkIds).execute()).map((r) => r.id));
+    const found = new Set(
+      (await db.selectFrom('backlinks').select('id').where('id', 'in', scope.backlinkIds).execute()).map((r) => r.id),
+    );
     for (const id of scope.backlinkIds) if (!found.has(id)) unknown.push(`backlink ${id}`);
   }
   return unknown;

@@ -81,16 +81,28 @@ export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter
     db
       .selectFrom('backlinks')
       .where(backlinkWhere(filter))
-      .$if(from !== null, (qb) => qb.where((eb) => eb(eb.refTuple('created_at', 'id'), '<=', eb.tuple(String(from![0]), from![1]))))
+      .$if(from !== null, (qb) =>
+        qb.where((eb) => eb(eb.refTuple('created_at', 'id'), '<=', eb.tuple(String(from![0]), from![1]))),
+      )
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc');
-  const start = await pageStart(db, `backlinks|${kind}:${scope}|${filter.status ?? '*'}`, offset, async (from, skip) => {
-    const row = await fromKey(from).select(['created_at', 'id']).limit(1).offset(skip).executeTakeFirst();
-    return row && ([row.created_at, row.id] as const);
-  });
+  const start = await pageStart(
+    db,
+    `backlinks|${kind}:${scope}|${filter.status ?? '*'}`,
+    offset,
+    async (from, skip) => {
+      const row = await fromKey(from).select(['created_at', 'id']).limit(1).offset(skip).executeTakeFirst();
+      return row && ([row.created_at, row.id] as const);
+    },
+  );
   const [rows, total] = await Promise.all([
     fromKey(start.from).selectAll().limit(limit).offset(start.skip).execute(),
-    countedTotal(db, 'backlinks', scope, keysOf(kind, filter.status !== undefined ? [filter.status] : BACKLINK_STATUSES)),
+    countedTotal(
+      db,
+      'backlinks',
+      scope,
+      keysOf(kind, filter.status !== undefined ? [filter.status] : BACKLINK_STATUSES),
+    ),
   ]);
   return { items: rows.map(toBacklink), total };
 }
@@ -99,8 +111,17 @@ export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter
  * The backlink `backlinkId` of project `projectId` (already checked to be the caller's).
  * @throws ApiError NOT_FOUND when it is missing or belongs to another project.
  */
-export async function requireBacklink(db: Kysely<Database>, projectId: string, backlinkId: string): Promise<BacklinkRecord> {
-  const row = await db.selectFrom('backlinks').selectAll().where('id', '=', backlinkId).where('project_id', '=', projectId).executeTakeFirst();
+export async function requireBacklink(
+  db: Kysely<Database>,
+  projectId: string,
+  backlinkId: string,
+): Promise<BacklinkRecord> {
+  const row = await db
+    .selectFrom('backlinks')
+    .selectAll()
+    .where('id', '=', backlinkId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
   if (!row) throw notFound('Backlink');
   return toBacklink(row);
 }
@@ -111,7 +132,11 @@ export async function requireBacklink(db: Kysely<Database>, projectId: string, b
  * check, false when none (decisions.md §5).
  */
 export async function listBacklinkChecks(db: Kysely<Database>, backlinkId: string, limit: number, offset: number) {
-  const newestFirst = db.selectFrom('backlink_checks').where('backlink_id', '=', backlinkId).orderBy('checked_at', 'desc').orderBy('id', 'desc');
+  const newestFirst = db
+    .selectFrom('backlink_checks')
+    .where('backlink_id', '=', backlinkId)
+    .orderBy('checked_at', 'desc')
+    .orderBy('id', 'desc');
   const [rows, total, newest] = await Promise.all([
     newestFirst.selectAll().limit(limit).offset(offset).execute(),
     countedTotal(db, 'backlink_checks', backlinkId, ['backlink']),

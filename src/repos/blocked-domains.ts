@@ -24,7 +24,15 @@ export const toBlockedDomain = (row: BlockedDomainRow): BlockedDomainRecord => (
  */
 export async function listBlockedDomains(db: Kysely<Database>, projectId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
-    db.selectFrom('blocked_domains').selectAll().where('project_id', '=', projectId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db
+      .selectFrom('blocked_domains')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     countedTotal(db, 'blocked_domains', projectId, ['project']),
   ]);
   return { items: rows.map(toBlockedDomain), total };

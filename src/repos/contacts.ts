@@ -43,7 +43,15 @@ export const toContact = (row: ContactRow): ContactRecord => ({
  */
 export async function listProspectContacts(db: Kysely<Database>, prospectId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
-    db.selectFrom('contacts').selectAll().where('prospect_id', '=', prospectId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('prospect_id', '=', prospectId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     countedTotal(db, 'contacts', prospectId, ['prospect']),
   ]);
   return { items: rows.map(toContact), total };
@@ -62,8 +70,16 @@ export interface ContactParent {
  * @throws ApiError NOT_FOUND when it is missing or sits under another project, site or prospect
  * (decisions.md §1: a child through the wrong parent answers like a missing one).
  */
-export async function requireContactRow(db: Kysely<Database>, parent: ContactParent, contactId: string): Promise<ContactRow> {
-  let query = db.selectFrom('contacts').selectAll().where('id', '=', contactId).where('project_id', '=', parent.projectId);
+export async function requireContactRow(
+  db: Kysely<Database>,
+  parent: ContactParent,
+  contactId: string,
+): Promise<ContactRow> {
+  let query = db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('id', '=', contactId)
+    .where('project_id', '=', parent.projectId);
   if (parent.siteId !== undefined) query = query.where('site_id', '=', parent.siteId);
   if (parent.prospectId !== undefined) query = query.where('prospect_id', '=', parent.prospectId);
   const row = await query.executeTakeFirst();
@@ -80,7 +96,11 @@ export function contactVerification(store: Store) {
   const update = compileStatement(store, (param) =>
     store.db
       .updateTable('contacts')
-      .set({ verification_status: param<ContactRow['verification_status']>('status'), last_verified_at: param('now'), updated_at: param('now') })
+      .set({
+        verification_status: param<ContactRow['verification_status']>('status'),
+        last_verified_at: param('now'),
+        updated_at: param('now'),
+      })
       .where('id', '=', param('contactId'))
       .returningAll(),
   );

@@ -24,7 +24,9 @@ const byStore = new WeakMap<Kysely<Database>, StoreCache>();
  * small query (the change stamp).
  */
 export async function dataCache(db: Kysely<Database>): Promise<Map<string, unknown>> {
-  const { rows } = await sql<{ stamp: string }>`SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) AS stamp`.execute(db);
+  const { rows } = await sql<{
+    stamp: string;
+  }>`SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) AS stamp`.execute(db);
   const stamp = rows[0]!.stamp;
   let cache = byStore.get(db);
   if (!cache || cache.stamp !== stamp || cache.entries.size >= MAX_ENTRIES) {

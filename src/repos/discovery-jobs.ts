@@ -56,7 +56,15 @@ export const toDiscoveryQuery = (row: DiscoveryQueryRow): DiscoveryQueryRecord =
  */
 export async function listDiscoveryJobs(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
-    db.selectFrom('discovery_jobs').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db
+      .selectFrom('discovery_jobs')
+      .selectAll()
+      .where('site_id', '=', siteId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     countedTotal(db, 'discovery_jobs', siteId, ['site']),
   ]);
   return { items: rows.map(toDiscoveryJob), total };
@@ -66,8 +74,17 @@ export async function listDiscoveryJobs(db: Kysely<Database>, siteId: string, li
  * The discovery job `jobId` of site `siteId` (already checked to be in the caller's project).
  * @throws ApiError NOT_FOUND when it is missing or belongs to another site (decisions.md §1).
  */
-export async function requireDiscoveryJob(db: Kysely<Database>, siteId: string, jobId: string): Promise<DiscoveryJobRecord> {
-  const row = await db.selectFrom('discovery_jobs').selectAll().where('id', '=', jobId).where('site_id', '=', siteId).executeTakeFirst();
+export async function requireDiscoveryJob(
+  db: Kysely<Database>,
+  siteId: string,
+  jobId: string,
+): Promise<DiscoveryJobRecord> {
+  const row = await db
+    .selectFrom('discovery_jobs')
+    .selectAll()
+    .where('id', '=', jobId)
+    .where('site_id', '=', siteId)
+    .executeTakeFirst();
   if (!row) throw notFound('Discovery job');
   return toDiscoveryJob(row);
 }
@@ -90,7 +107,8 @@ export async function listDiscoveryQueries(db: Kysely<Database>, jobId: string, 
   const rows = await twoPartPage(
     { limit, offset },
     { firstCount: started, total },
-    (n, skip) => job.where('started_at', 'is not', null).orderBy('started_at').orderBy('id').limit(n).offset(skip).execute(),
+    (n, skip) =>
+      job.where('started_at', 'is not', null).orderBy('started_at').orderBy('id').limit(n).offset(skip).execute(),
     (n, skip) => job.where('started_at', 'is', null).orderBy('id').limit(n).offset(skip).execute(),
   );
   return { items: rows.map(toDiscoveryQuery), total };

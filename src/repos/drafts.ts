@@ -99,12 +99,32 @@ export const toDraft = (row: DraftJoinedRow): DraftRecord => ({
 
 /** The columns of a `DraftJoinedRow`: a draft (`d`), its current message (`m`), prospect (`p`) and contact (`c`). */
 const DRAFT_COLUMNS = [
-  'd.id', 'd.prospect_id', 'd.contact_id', 'd.status', 'd.purpose', 'd.starred_at', 'd.created_at', 'd.updated_at',
-  'm.id as m_id', 'm.subject as m_subject', 'm.body as m_body', 'm.personalization as m_personalization',
-  'm.grounding_summary as m_grounding_summary', 'm.generation_provider as m_generation_provider',
-  'm.generation_model as m_generation_model', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at',
-  'p.id as p_id', 'p.title as p_title', 'p.url as p_url', 'p.domain as p_domain',
-  'c.id as c_id', 'c.full_name as c_full_name', 'c.email as c_email', 'c.role as c_role', 'c.company as c_company',
+  'd.id',
+  'd.prospect_id',
+  'd.contact_id',
+  'd.status',
+  'd.purpose',
+  'd.starred_at',
+  'd.created_at',
+  'd.updated_at',
+  'm.id as m_id',
+  'm.subject as m_subject',
+  'm.body as m_body',
+  'm.personalization as m_personalization',
+  'm.grounding_summary as m_grounding_summary',
+  'm.generation_provider as m_generation_provider',
+  'm.generation_model as m_generation_model',
+  'm.created_at as m_created_at',
+  'm.updated_at as m_updated_at',
+  'p.id as p_id',
+  'p.title as p_title',
+  'p.url as p_url',
+  'p.domain as p_domain',
+  'c.id as c_id',
+  'c.full_name as c_full_name',
+  'c.email as c_email',
+  'c.role as c_role',
+  'c.company as c_company',
 ] as const;
 
 /** Drafts (`d`) with their current message, prospect and contact, each joined by primary key. */
@@ -145,7 +165,12 @@ export async function listDrafts(db: Kysely<Database>, filter: DraftFilter, limi
       .orderBy('pg.created_at', 'desc')
       .orderBy('pg.id', 'desc')
       .execute(),
-    countedTotal(db, 'drafts', filter.siteId, keysOf('site', filter.status !== undefined ? [filter.status] : DRAFT_STATUSES)),
+    countedTotal(
+      db,
+      'drafts',
+      filter.siteId,
+      keysOf('site', filter.status !== undefined ? [filter.status] : DRAFT_STATUSES),
+    ),
   ]);
   return { items: rows.map(toDraft), total };
 }
@@ -162,7 +187,8 @@ export async function requireDraft(db: Kysely<Database>, siteId: string, draftId
 }
 
 /** The fields of a new draft message; the others default (no personalization, no generation facts). */
-export type NewDraftMessage = Pick<DraftMessagesTable, 'subject' | 'body'> & Partial<Omit<DraftMessagesTable, 'id' | 'draft_id'>>;
+export type NewDraftMessage = Pick<DraftMessagesTable, 'subject' | 'body'> &
+  Partial<Omit<DraftMessagesTable, 'id' | 'draft_id'>>;
 
 /**
  * The draft writes of the edit and regenerate endpoints, compiled and prepared once per store.

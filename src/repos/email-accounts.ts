@@ -57,8 +57,20 @@ export const toEmailSender = (row: EmailSenderRow): EmailSenderRecord => ({
  */
 export async function listEmailAccounts(db: Kysely<Database>, siteId: string): Promise<EmailAccountsRecord> {
   const [connections, senders] = await Promise.all([
-    db.selectFrom('email_connections').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute(),
-    db.selectFrom('email_senders').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute(),
+    db
+      .selectFrom('email_connections')
+      .selectAll()
+      .where('site_id', '=', siteId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute(),
+    db
+      .selectFrom('email_senders')
+      .selectAll()
+      .where('site_id', '=', siteId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute(),
   ]);
   return { connections: connections.map(toEmailConnection), senders: senders.map(toEmailSender) };
 }

@@ -24,7 +24,15 @@ export const toKeyword = (row: KeywordRow): KeywordRecord => ({
  */
 export async function listKeywords(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
-    db.selectFrom('keywords').selectAll().where('site_id', '=', siteId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db
+      .selectFrom('keywords')
+      .selectAll()
+      .where('site_id', '=', siteId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     countedTotal(db, 'keywords', siteId, ['site']),
   ]);
   return { items: rows.map(toKeyword), total };

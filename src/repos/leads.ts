@@ -81,26 +81,27 @@ function admittedTiers(filter: LeadFilter): readonly LeadRow['tier'][] | undefin
  * holds a redacted lead's text); a 1–2 character one is an `instr` over `fold()`ed columns that
  * skips the hidden columns of redacted leads the same way.
  */
-const leadWhere = (filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undefined) => (eb: ExpressionBuilder<Database, 'leads'>) => {
-  const conditions: Expression<SqlBool>[] = [
-    filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
-    eb('dismissed', '=', filter.view === 'archived' ? 1 : 0),
-  ];
-  if (tiers !== undefined) conditions.push(tiers.length === 1 ? eb('tier', '=', tiers[0]!) : eb('tier', 'in', tiers));
-  if (filter.stage !== undefined) conditions.push(eb('stage', '=', filter.stage));
-  if (filter.leadType !== undefined) conditions.push(eb('lead_type', '=', filter.leadType));
-  if (filter.platform) conditions.push(eb('platform', '=', filter.platform));
-  const term = filter.search;
-  if (term) {
-    conditions.push(
-      charCount(term) >= TRIGRAM_MIN_CHARS
-        ? sql<SqlBool>`leads.rowid IN (SELECT rowid FROM leads_fts WHERE leads_fts MATCH ${ftsPhrase(term)})`
-        : sql<SqlBool>`(instr(fold(author_handle), ${foldCase(term)}) > 0 OR (redacted = 0 AND (instr(fold(title), ${foldCase(term)}) > 0
+const leadWhere =
+  (filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undefined) => (eb: ExpressionBuilder<Database, 'leads'>) => {
+    const conditions: Expression<SqlBool>[] = [
+      filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
+      eb('dismissed', '=', filter.view === 'archived' ? 1 : 0),
+    ];
+    if (tiers !== undefined) conditions.push(tiers.length === 1 ? eb('tier', '=', tiers[0]!) : eb('tier', 'in', tiers));
+    if (filter.stage !== undefined) conditions.push(eb('stage', '=', filter.stage));
+    if (filter.leadType !== undefined) conditions.push(eb('lead_type', '=', filter.leadType));
+    if (filter.platform) conditions.push(eb('platform', '=', filter.platform));
+    const term = filter.search;
+    if (term) {
+      conditions.push(
+        charCount(term) >= TRIGRAM_MIN_CHARS
+          ? sql<SqlBool>`leads.rowid IN (SELECT rowid FROM leads_fts WHERE leads_fts MATCH ${ftsPhrase(term)})`
+          : sql<SqlBool>`(instr(fold(author_handle), ${foldCase(term)}) > 0 OR (redacted = 0 AND (instr(fold(title), ${foldCase(term)}) > 0
             OR instr(fold(body), ${foldCase(term)}) > 0 OR instr(fold(evidence_quote), ${foldCase(term)}) > 0)))`,
-    );
-  }
-  return eb.and(conditions);
-};
+      );
+    }
+    return eb.and(conditions);
+  };
 
 /**
  * The counters (sql/0003_row_counts.sql) whose sum is the number of leads matching `filter`, or
@@ -115,7 +116,9 @@ function leadCounterKeys(filter: LeadFilter, tiers: readonly LeadRow['tier'][] |
   const tail = filter.platform ? `:platform=${filter.platform}` : '';
   const stages = filter.stage !== undefined ? [filter.stage] : LEAD_STAGES;
   const types = filter.leadType !== undefined ? [filter.leadType] : LEAD_TYPES;
-  return (tiers ?? LEAD_TIERS).flatMap((tier) => stages.flatMap((stage) => types.map((type) => `${head}:${tier}:${stage}:${type}${tail}`)));
+  return (tiers ?? LEAD_TIERS).flatMap((tier) =>
+    stages.flatMap((stage) => types.map((type) => `${head}:${tier}:${stage}:${type}${tail}`)),
+  );
 }
 
 /**
@@ -144,7 +147,12 @@ export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit:
     counterKeys !== undefined
       ? countedTotal(db, 'leads', filter.siteId ?? filter.projectId, counterKeys)
       : cachedCount(db, `leads|${JSON.stringify(filter)}`, () =>
-          db.selectFrom('leads').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+          db
+            .selectFrom('leads')
+            .where(where)
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+            .then((r) => Number(r.n)),
         ),
   ]);
   return { items: rows.map(toLead), total };
@@ -155,7 +163,12 @@ export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit:
  * @throws ApiError NOT_FOUND when it is missing or belongs to another project.
  */
 export async function requireLead(db: Kysely<Database>, projectId: string, leadId: string): Promise<LeadRecord> {
-  const row = await db.selectFrom('leads').selectAll().where('id', '=', leadId).where('project_id', '=', projectId).executeTakeFirst();
+  const row = await db
+    .selectFrom('leads')
+    .selectAll()
+    .where('id', '=', leadId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
   if (!row) throw notFound('Lead');
   return toLead(row);
 }

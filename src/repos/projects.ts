@@ -21,13 +21,29 @@ const withSiteCount = (db: Kysely<Database>) =>
   db
     .selectFrom('projects')
     .selectAll('projects')
-    .select((eb) => eb.selectFrom('sites').whereRef('sites.project_id', '=', 'projects.id').select(eb.fn.countAll<number>().as('n')).as('site_count'));
+    .select((eb) =>
+      eb
+        .selectFrom('sites')
+        .whereRef('sites.project_id', '=', 'projects.id')
+        .select(eb.fn.countAll<number>().as('n'))
+        .as('site_count'),
+    );
 
 /** One page of the account's projects, newest first, and the total. */
 export async function listProjects(db: Kysely<Database>, accountId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
-    withSiteCount(db).where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('projects').where('account_id', '=', accountId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    withSiteCount(db)
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db
+      .selectFrom('projects')
+      .where('account_id', '=', accountId)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { items: (rows as ProjectWithCount[]).map(toProject), total: Number(total.n) };
 }
@@ -36,8 +52,15 @@ export async function listProjects(db: Kysely<Database>, accountId: string, limi
  * The project `projectId` if it belongs to `accountId`.
  * @throws ApiError NOT_FOUND otherwise (another account's project answers like a missing one).
  */
-export async function requireProject(db: Kysely<Database>, accountId: string, projectId: string): Promise<ProjectRecord> {
-  const row = await withSiteCount(db).where('id', '=', projectId).where('account_id', '=', accountId).executeTakeFirst();
+export async function requireProject(
+  db: Kysely<Database>,
+  accountId: string,
+  projectId: string,
+): Promise<ProjectRecord> {
+  const row = await withSiteCount(db)
+    .where('id', '=', projectId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   if (!row) throw notFound('Project');
   return toProject(row as ProjectWithCount);
 }

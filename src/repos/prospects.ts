@@ -103,12 +103,30 @@ export async function listProspects(db: Kysely<Database>, filter: ProspectFilter
   const where = prospectWhere(filter);
   const [scope, kind] = filter.siteId !== undefined ? [filter.siteId, 'site'] : [filter.projectId, 'project'];
   const [rows, total] = await Promise.all([
-    db.selectFrom('prospects').selectAll().where(where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db
+      .selectFrom('prospects')
+      .selectAll()
+      .where(where)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     filter.search
       ? cachedCount(db, `prospects|${JSON.stringify(filter)}`, () =>
-          db.selectFrom('prospects').where(where).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+          db
+            .selectFrom('prospects')
+            .where(where)
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+            .then((r) => Number(r.n)),
         )
-      : countedTotal(db, 'prospects', scope, keysOf(kind, filter.status !== undefined ? [filter.status] : PROSPECT_STATUSES)),
+      : countedTotal(
+          db,
+          'prospects',
+          scope,
+          keysOf(kind, filter.status !== undefined ? [filter.status] : PROSPECT_STATUSES),
+        ),
   ]);
   return { items: rows.map(toProspect), total };
 }
@@ -117,8 +135,17 @@ export async function listProspects(db: Kysely<Database>, filter: ProspectFilter
  * The prospect `prospectId` of project `projectId` (already checked to be the caller's).
  * @throws ApiError NOT_FOUND when it is missing or belongs to another project.
  */
-export async function requireProspect(db: Kysely<Database>, projectId: string, prospectId: string): Promise<ProspectRecord> {
-  const row = await db.selectFrom('prospects').selectAll().where('id', '=', prospectId).where('project_id', '=', projectId).executeTakeFirst();
+export async function requireProspect(
+  db: Kysely<Database>,
+  projectId: string,
+  prospectId: string,
+): Promise<ProspectRecord> {
+  const row = await db
+    .selectFrom('prospects')
+    .selectAll()
+    .where('id', '=', prospectId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
   if (!row) throw notFound('Prospect');
   return toProspect(row);
 }

@@ -17,8 +17,18 @@ import type { Database } from '../db/schema.js';
 
 /** The tables whose list totals come from `row_counts`. */
 export const COUNTED_TABLES = [
-  'backlinks', 'backlink_checks', 'prospects', 'contacts', 'drafts', 'threads', 'thread_messages', 'discovery_jobs',
-  'discovery_queries', 'keywords', 'blocked_domains', 'leads',
+  'backlinks',
+  'backlink_checks',
+  'prospects',
+  'contacts',
+  'drafts',
+  'threads',
+  'thread_messages',
+  'discovery_jobs',
+  'discovery_queries',
+  'keywords',
+  'blocked_domains',
+  'leads',
 ] as const;
 export type CountedTable = (typeof COUNTED_TABLES)[number];
 
@@ -26,7 +36,12 @@ export type CountedTable = (typeof COUNTED_TABLES)[number];
 const NO_ROWS = 0;
 
 /** The counters `keys` of `scope` in `tbl`, one by one (0 for a key without a row): one primary-key lookup each. */
-export async function countedByKey<K extends string>(db: Kysely<Database>, tbl: CountedTable, scope: string, keys: readonly K[]): Promise<Record<K, number>> {
+export async function countedByKey<K extends string>(
+  db: Kysely<Database>,
+  tbl: CountedTable,
+  scope: string,
+  keys: readonly K[],
+): Promise<Record<K, number>> {
   const counts = Object.fromEntries(keys.map((k) => [k, NO_ROWS])) as Record<K, number>;
   if (keys.length === 0) return counts;
   const { rows } = await sql<{ key: K; n: number }>`SELECT key, n FROM row_counts
@@ -39,7 +54,12 @@ export async function countedByKey<K extends string>(db: Kysely<Database>, tbl: 
  * The sum of the counters `keys` of `scope` in `tbl`: the exact number of rows of `tbl` that
  * the filter those keys spell out admits.
  */
-export async function countedTotal(db: Kysely<Database>, tbl: CountedTable, scope: string, keys: readonly string[]): Promise<number> {
+export async function countedTotal(
+  db: Kysely<Database>,
+  tbl: CountedTable,
+  scope: string,
+  keys: readonly string[],
+): Promise<number> {
   const counts = await countedByKey(db, tbl, scope, keys);
   return Object.values<number>(counts).reduce((sum, n) => sum + n, NO_ROWS);
 }
@@ -48,7 +68,11 @@ export async function countedTotal(db: Kysely<Database>, tbl: CountedTable, scop
  * Every counter of `scope` in the tables `tbls`, as `{ tbl: { key: n } }`: one range of the
  * primary key per table (a site's pipeline reads its status counters this way).
  */
-export async function countersOf(db: Kysely<Database>, tbls: readonly CountedTable[], scope: string): Promise<Record<string, Record<string, number>>> {
+export async function countersOf(
+  db: Kysely<Database>,
+  tbls: readonly CountedTable[],
+  scope: string,
+): Promise<Record<string, Record<string, number>>> {
   const { rows } = await sql<{ tbl: string; key: string; n: number }>`SELECT tbl, key, n FROM row_counts
     WHERE tbl IN (${sql.join(tbls)}) AND scope = ${scope}`.execute(db);
   const out: Record<string, Record<string, number>> = Object.fromEntries(tbls.map((t) => [t, {}]));
@@ -76,16 +100,25 @@ let backfill: Record<CountedTable, string> | undefined;
 export function backfillStatements(): Readonly<Record<CountedTable, string>> {
   if (backfill) return backfill;
   const migration = loadMigrations().find((m) => m.version === ROW_COUNTS_MIGRATION);
-  const section = (migration?.sql.split(/^-- ---- backfill.*$/m)[1]?.split(/^-- ---- triggers.*$/m)[0] ?? '').replace(/--.*$/gm, '');
+  const section = (migration?.sql.split(/^-- ---- backfill.*$/m)[1]?.split(/^-- ---- triggers.*$/m)[0] ?? '').replace(
+    /--.*$/gm,
+    '',
+  );
   const byTable = new Map<string, string[]>();
-  for (const statement of section.split(';').map((s) => s.trim()).filter(Boolean)) {
+  for (const statement of section
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const tbl = /^INSERT INTO row_counts \(tbl, scope, key, n\)\s+SELECT '(\w+)'/.exec(statement)?.[1];
     if (!tbl) throw new Error(`sql/0003_row_counts.sql: not a backfill statement: ${statement.slice(0, 60)}`);
     byTable.set(tbl, [...(byTable.get(tbl) ?? []), `${statement};`]);
   }
   const missing = COUNTED_TABLES.filter((tbl) => !byTable.has(tbl));
   if (missing.length > 0) throw new Error(`sql/0003_row_counts.sql has no backfill for ${missing.join(', ')}`);
-  backfill = Object.fromEntries(COUNTED_TABLES.map((tbl) => [tbl, byTable.get(tbl)!.join('\n')])) as Record<CountedTable, string>;
+  backfill = Object.fromEntries(COUNTED_TABLES.map((tbl) => [tbl, byTable.get(tbl)!.join('\n')])) as Record<
+    CountedTable,
+    string
+  >;
   return backfill;
 }
 
@@ -118,7 +151,10 @@ export function pauseRowCounts(sqlite: SqliteHandle, tables: readonly CountedTab
       `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (${tables.map(() => '?').join(', ')})
        AND name IN (${tables.map(() => '?, ?, ?').join(', ')}) ORDER BY name`,
     )
-    .all(...tables, ...tables.flatMap((t) => [`${t}_count_insert`, `${t}_count_delete`, `${t}_count_update`])) as { name: string; sql: string }[];
+    .all(...tables, ...tables.flatMap((t) => [`${t}_count_insert`, `${t}_count_delete`, `${t}_count_update`])) as {
+    name: string;
+    sql: string;
+  }[];
   for (const { name } of triggers) sqlite.exec(`DROP TRIGGER "${name}"`);
   return () => {
     for (const tbl of tables) recountTable(sqlite, tbl);

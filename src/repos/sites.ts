@@ -20,8 +20,20 @@ export const toSite = (row: SiteRow): SiteRecord => ({
 /** One page of a project's sites, newest first, and the total. */
 export async function listSites(db: Kysely<Database>, projectId: string, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
-    db.selectFrom('sites').selectAll().where('project_id', '=', projectId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('sites').where('project_id', '=', projectId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('sites')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db
+      .selectFrom('sites')
+      .where('project_id', '=', projectId)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { items: rows.map(toSite), total: Number(total.n) };
 }
@@ -31,7 +43,12 @@ export async function listSites(db: Kysely<Database>, projectId: string, limit: 
  * @throws ApiError NOT_FOUND when the site is missing or belongs to another project.
  */
 export async function requireSite(db: Kysely<Database>, projectId: string, siteId: string): Promise<SiteRecord> {
-  const row = await db.selectFrom('sites').selectAll().where('id', '=', siteId).where('project_id', '=', projectId).executeTakeFirst();
+  const row = await db
+    .selectFrom('sites')
+    .selectAll()
+    .where('id', '=', siteId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
   if (!row) throw notFound('Site');
   return toSite(row);
 }

@@ -82,10 +82,26 @@ export const toThreadMessage = (row: ThreadMessageRow): ThreadMessageRecord => (
 
 /** The columns of a `ThreadJoinedRow`: a thread (`t`), its contact (`c`) and prospect (`p`). */
 const THREAD_COLUMNS = [
-  't.id', 't.provider_thread_id', 't.contact_id', 't.status', 't.outcome', 't.classification', 't.inbound_count',
-  't.outbound_count', 't.last_inbound_at', 't.last_outbound_at', 't.updated_at',
-  'c.id as c_id', 'c.full_name as c_full_name', 'c.email as c_email', 'c.role as c_role', 'c.company as c_company',
-  'p.id as p_id', 'p.title as p_title', 'p.url as p_url', 'p.domain as p_domain',
+  't.id',
+  't.provider_thread_id',
+  't.contact_id',
+  't.status',
+  't.outcome',
+  't.classification',
+  't.inbound_count',
+  't.outbound_count',
+  't.last_inbound_at',
+  't.last_outbound_at',
+  't.updated_at',
+  'c.id as c_id',
+  'c.full_name as c_full_name',
+  'c.email as c_email',
+  'c.role as c_role',
+  'c.company as c_company',
+  'p.id as p_id',
+  'p.title as p_title',
+  'p.url as p_url',
+  'p.domain as p_domain',
 ] as const;
 
 /** Threads (`t`) with their contact and prospect, each joined by primary key. */
@@ -138,8 +154,15 @@ export async function listThreads(db: Kysely<Database>, siteId: string, limit: n
  * @throws ApiError NOT_FOUND when no thread of the site answers to it (one of another site or
  * account answers like a missing one, decisions.md §1).
  */
-export async function requireThread(db: Kysely<Database>, siteId: string, idOrProviderId: string): Promise<ThreadRecord> {
-  const row = await threadQuery(db).where('t.id', '=', await threadRecordId(db, siteId, idOrProviderId)).where('t.site_id', '=', siteId).executeTakeFirst();
+export async function requireThread(
+  db: Kysely<Database>,
+  siteId: string,
+  idOrProviderId: string,
+): Promise<ThreadRecord> {
+  const row = await threadQuery(db)
+    .where('t.id', '=', await threadRecordId(db, siteId, idOrProviderId))
+    .where('t.site_id', '=', siteId)
+    .executeTakeFirst();
   if (!row) throw notFound('Thread');
   return toThread(row);
 }
@@ -152,7 +175,14 @@ export async function requireThread(db: Kysely<Database>, siteId: string, idOrPr
  */
 export async function threadRecordId(db: Kysely<Database>, siteId: string, idOrProviderId: string): Promise<string> {
   const named = (column: 'id' | 'provider_thread_id') =>
-    db.selectFrom('threads').select('id').where('site_id', '=', siteId).where(column, '=', idOrProviderId).orderBy('id').limit(1).executeTakeFirst();
+    db
+      .selectFrom('threads')
+      .select('id')
+      .where('site_id', '=', siteId)
+      .where(column, '=', idOrProviderId)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
   return ((await named('id')) ?? (await named('provider_thread_id')))?.id ?? idOrProviderId;
 }
 
@@ -174,8 +204,10 @@ export async function listThreadMessages(db: Kysely<Database>, threadId: string,
   const rows = await twoPartPage(
     { limit, offset },
     { firstCount: sent, total },
-    (n, skip) => thread.where('sent_at', 'is not', null).orderBy('sent_at').orderBy('id').limit(n).offset(skip).execute(),
-    (n, skip) => thread.where('sent_at', 'is', null).orderBy('created_at').orderBy('id').limit(n).offset(skip).execute(),
+    (n, skip) =>
+      thread.where('sent_at', 'is not', null).orderBy('sent_at').orderBy('id').limit(n).offset(skip).execute(),
+    (n, skip) =>
+      thread.where('sent_at', 'is', null).orderBy('created_at').orderBy('id').limit(n).offset(skip).execute(),
   );
   return { items: rows.map(toThreadMessage), total };
 }
@@ -186,7 +218,9 @@ export async function listThreadMessages(db: Kysely<Database>, threadId: string,
  */
 export function countOutboxMessagesByStatus(store: Store): Record<ThreadMessageRow['status'], number> {
   const counts: Record<ThreadMessageRow['status'], number> = { queued: 0, sent: 0, failed: 0 };
-  const rows = store.sqlite.prepare("SELECT status, COUNT(*) AS n FROM thread_messages WHERE direction = 'outbound' GROUP BY status").all() as { status: ThreadMessageRow['status']; n: number }[];
+  const rows = store.sqlite
+    .prepare("SELECT status, COUNT(*) AS n FROM thread_messages WHERE direction = 'outbound' GROUP BY status")
+    .all() as { status: ThreadMessageRow['status']; n: number }[];
   for (const row of rows) counts[row.status] = row.n;
   return counts;
 }
@@ -200,7 +234,11 @@ export function outboundCounter(store: Store) {
   const count = compileStatement(store, (param) =>
     store.db
       .updateTable('threads')
-      .set((eb) => ({ outbound_count: eb('outbound_count', '+', 1), last_outbound_at: param('now'), updated_at: param('now') }))
+      .set((eb) => ({
+        outbound_count: eb('outbound_count', '+', 1),
+        last_outbound_at: param('now'),
+        updated_at: param('now'),
+      }))
       .where('id', '=', param('threadId')),
   );
   return (threadId: string, now: string): void => {

@@ -27,7 +27,8 @@ export function tokenName(store: Store, id: string): string | null {
  * (ISO 8601). The one definition for every count of active tokens. Its columns are unqualified,
  * so inside a subquery they name the subquery's `api_tokens`.
  */
-const activeTokenAt = (now: string) => sql<SqlBool>`(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now}))`;
+const activeTokenAt = (now: string) =>
+  sql<SqlBool>`(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now}))`;
 
 /** Tokens of `accountId` neither revoked nor expired at `nowIso`, `exceptId` left out. */
 export function countActiveTokens(store: Store, accountId: string, nowIso: string, exceptId = ''): number {
@@ -57,7 +58,9 @@ export function createAccount(
     updated_at: nowIso,
   };
   store.sqlite
-    .prepare('INSERT INTO accounts (id, email, name, plan, plan_expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    .prepare(
+      'INSERT INTO accounts (id, email, name, plan, plan_expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    )
     .run(row.id, row.email, row.name, row.plan, row.plan_expires_at, row.created_at, row.updated_at);
   return row;
 }
@@ -86,10 +89,13 @@ export function createToken(store: Store, input: NewToken, nowIso: string): { ro
   return store.transaction(() => {
     const unknown = input.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (unknown.length) throw new TokenError(`unknown scope(s): ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`);
-    if (!store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(input.accountId)) throw new TokenError(`no account with id ${input.accountId}`);
+    if (!store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(input.accountId))
+      throw new TokenError(`no account with id ${input.accountId}`);
     const active = !input.revokedAt && (input.expiresAt === null || input.expiresAt > nowIso);
     if (active && countActiveTokens(store, input.accountId, nowIso, input.id) >= MAX_ACTIVE_TOKENS) {
-      throw new TokenError(`account ${input.accountId} already has ${MAX_ACTIVE_TOKENS} active tokens (the limit); revoke one first`);
+      throw new TokenError(
+        `account ${input.accountId} already has ${MAX_ACTIVE_TOKENS} active tokens (the limit); revoke one first`,
+      );
     }
     const token = input.rawToken ?? generateToken();
     const hints = tokenHints(token);
@@ -165,7 +171,9 @@ export function cachedTokenLookup(store: Store): (tokenHash: string) => TokenFor
     }
     const hit = cache.get(tokenHash);
     if (hit) return hit;
-    const row = statement.get(tokenHash) as (AccountRow & { token_id: string; scopes: string; expires_at: string | null; revoked_at: string | null }) | undefined;
+    const row = statement.get(tokenHash) as
+      | (AccountRow & { token_id: string; scopes: string; expires_at: string | null; revoked_at: string | null })
+      | undefined;
     if (!row) return undefined;
     const { token_id, scopes, expires_at, revoked_at, ...account } = row;
     const token: TokenForAuth = {
@@ -182,7 +190,9 @@ export function cachedTokenLookup(store: Store): (tokenHash: string) => TokenFor
 
 /** Revokes a token; effective on the next request. @returns false when no such unrevoked token exists. */
 export function revokeToken(store: Store, tokenId: string, nowIso: string): boolean {
-  const result = store.sqlite.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(nowIso, tokenId);
+  const result = store.sqlite
+    .prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+    .run(nowIso, tokenId);
   return Number(result.changes) > 0;
 }
 
@@ -194,7 +204,16 @@ export function meStatement(store: Store) {
   return compileStatement(store, (param) =>
     store.db
       .selectFrom('api_tokens as t')
-      .select(['t.id', 't.name', 't.scopes', 't.token_prefix', 't.last_four', 't.created_at', 't.expires_at', 't.last_used_at'])
+      .select([
+        't.id',
+        't.name',
+        't.scopes',
+        't.token_prefix',
+        't.last_four',
+        't.created_at',
+        't.expires_at',
+        't.last_used_at',
+      ])
       .select((eb) => [
         eb
           .selectFrom('projects as p')

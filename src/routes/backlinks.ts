@@ -8,7 +8,17 @@ import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http
 import { withScope } from '../http/middleware/scope.js';
 import { listBacklinkChecks, listBacklinks, requireBacklink } from '../repos/backlinks.js';
 import { requireSite } from '../repos/sites.js';
-import { Id, PageQuery, Pagination, queryInteger, errorResponses, offsetOf, okResponse, page, paginated } from '../schemas/common.js';
+import {
+  Id,
+  PageQuery,
+  Pagination,
+  queryInteger,
+  errorResponses,
+  offsetOf,
+  okResponse,
+  page,
+  paginated,
+} from '../schemas/common.js';
 import { BACKLINK_STATUSES } from '../domain/enums.js';
 import { Backlink, BacklinkCheck } from '../schemas/resources.js';
 import { requireCallerProject } from './lookups.js';
@@ -24,14 +34,27 @@ export const BacklinkDetail = Backlink.extend({
 
 /** `limit` or its legacy alias `pageSize` (contract §9.3): 1–100, no default here so the handler can tell which was given. */
 const pageSizeParam = (name: 'limit' | 'pageSize', description: string) =>
-  queryInteger(name, 1, 100).openapi({ param: { name, in: 'query' }, type: 'integer', minimum: 1, maximum: 100, description, example: 25 });
+  queryInteger(name, 1, 100).openapi({
+    param: { name, in: 'query' },
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    description,
+    example: 25,
+  });
 
 const ListQuery = z.object({
   page: PageQuery.shape.page,
   limit: pageSizeParam('limit', 'Page size, 1–100; default 25. Wins over `pageSize` when both are given.'),
   pageSize: pageSizeParam('pageSize', 'Legacy alias of `limit` (same rules).'),
-  siteId: Id.optional().openapi({ param: { name: 'siteId', in: 'query' }, description: 'Only backlinks of this site of the project; an unknown site is 404' }),
-  status: z.enum(BACKLINK_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
+  siteId: Id.optional().openapi({
+    param: { name: 'siteId', in: 'query' },
+    description: 'Only backlinks of this site of the project; an unknown site is 404',
+  }),
+  status: z
+    .enum(BACKLINK_STATUSES)
+    .optional()
+    .openapi({ param: { name: 'status', in: 'query' } }),
 });
 
 const DEFAULT_LIMIT = 25;
@@ -86,7 +109,12 @@ export function registerBacklinks(app: OpenAPIHono<AppEnv>, { store }: AppDeps) 
       const query = c.req.valid('query');
       const project = await requireCallerProject(c, store.db, group, params);
       const backlink = await requireBacklink(store.db, project.id, params.backlinkId);
-      const { items, total, hasCheckError } = await listBacklinkChecks(store.db, backlink.id, query.limit, offsetOf(query));
+      const { items, total, hasCheckError } = await listBacklinkChecks(
+        store.db,
+        backlink.id,
+        query.limit,
+        offsetOf(query),
+      );
       const { data: checks, pagination } = page(items, query, total);
       return c.json({ ok: true as const, data: { ...backlink, hasCheckError, checks, pagination } }, 200);
     });

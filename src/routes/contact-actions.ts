@@ -8,11 +8,18 @@ import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } fr
 import { IdempotencyKeys, type Outcome, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
-import { requireContactRow, toContact , contactVerification} from '../repos/contacts.js';
+import { requireContactRow, toContact, contactVerification } from '../repos/contacts.js';
 import { requireProspect } from '../repos/prospects.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Contact } from '../schemas/resources.js';
-import { ContactDiscoveryResult, ContactIdParam, IdempotentBody, ProspectIdParam, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';
+import {
+  ContactDiscoveryResult,
+  ContactIdParam,
+  IdempotentBody,
+  ProspectIdParam,
+  SiteIdParam,
+  jsonRequestBody,
+} from '../schemas/writes.js';
 import { ContactDiscoveryStore, prospectFacts } from '../workers/contact-discovery.js';
 import { requireCallerProject, requireCallerSite } from './lookups.js';
 
@@ -31,7 +38,7 @@ const discoveryRoute = (group: Group, maxBodyBytes: number) =>
       'key and body replays the first answer with `Idempotent-Replayed: true`. The configured contact finder either answers at ' +
       'once — `created` (a new contact), `existing` (the prospect already had that address), `not_found` — or, when it must ' +
       'work outside the service (crawling), answers 202 `queued` with a `contact_discovery` job (subjectType `prospect`) that ' +
-      'is listed with the site\'s discovery jobs and ends `completed` (the contact is then among the prospect\'s contacts) or `failed`.',
+      "is listed with the site's discovery jobs and ends `completed` (the contact is then among the prospect's contacts) or `failed`.",
     ...writeAccess('contacts:write', maxBodyBytes),
     request: { params: groupParams(group, { prospectId: ProspectIdParam }), body: jsonRequestBody(IdempotentBody) },
     responses: {
@@ -53,8 +60,14 @@ const verifyRoute = (group: Group, maxBodyBytes: number) =>
       'verifier and stores its verdict: `verificationStatus` becomes `valid`, `invalid`, `risky` or `unknown`, and `lastVerifiedAt` ' +
       'is set. The contact must belong to the site (else 404).',
     ...writeAccess('contacts:write', maxBodyBytes),
-    request: { params: groupParams(group, { siteId: SiteIdParam, contactId: ContactIdParam }), body: jsonRequestBody(IdempotentBody) },
-    responses: { 200: okResponse(Contact, 'The contact with its new verification status', { replayable: true }), ...errorResponses('write') },
+    request: {
+      params: groupParams(group, { siteId: SiteIdParam, contactId: ContactIdParam }),
+      body: jsonRequestBody(IdempotentBody),
+    },
+    responses: {
+      200: okResponse(Contact, 'The contact with its new verification status', { replayable: true }),
+      ...errorResponses('write'),
+    },
   });
 
 export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -69,16 +82,25 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       const params = c.req.valid('param');
       const body = c.req.valid('json');
       const finder = providers.contactFinder;
-      const request = { operation: groupOperation('POST', DISCOVERY_PATH), key: body.idempotencyKey, ids: { projectId: groupIdOf(group, params), prospectId: params.prospectId }, body };
+      const request = {
+        operation: groupOperation('POST', DISCOVERY_PATH),
+        key: body.idempotencyKey,
+        ids: { projectId: groupIdOf(group, params), prospectId: params.prospectId },
+        body,
+      };
       const response = await keys.run(c, request, {
         check: async () => {
           const project = await requireCallerProject(c, store.db, group, params);
           const prospect = await requireProspect(store.db, project.id, params.prospectId);
           requireWritablePlan(c, clock);
-          return { place: { id: prospect.id, siteId: prospect.siteId, projectId: project.id }, facts: prospectFacts(prospect) };
+          return {
+            place: { id: prospect.id, siteId: prospect.siteId, projectId: project.id },
+            facts: prospectFacts(prospect),
+          };
         },
         // A finder that must work outside the service (crawling) defers: the search becomes a job.
-        prepare: async ({ facts }) => (finder.defers(facts) ? null : await finder.find(facts).catch(providerFailure(deps.logger, 'contact finder'))),
+        prepare: async ({ facts }) =>
+          finder.defers(facts) ? null : await finder.find(facts).catch(providerFailure(deps.logger, 'contact finder')),
         commit: ({ place }, candidates, now): Outcome<object> =>
           candidates === null
             ? { status: 202, data: { outcome: 'queued' as const, contact: null, job: discovery.enqueue(place, now) } }
@@ -92,19 +114,28 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       const params = c.req.valid('param');
       const body = c.req.valid('json');
       const ids = { projectId: groupIdOf(group, params), siteId: params.siteId, contactId: params.contactId };
-      return (await keys.run(c, { operation: groupOperation('POST', VERIFY_PATH), key: body.idempotencyKey, ids, body }, {
-        check: async () => {
-          const { project, site } = await requireCallerSite(c, store.db, group, params);
-          const contact = await requireContactRow(store.db, { projectId: project.id, siteId: site.id }, params.contactId);
-          requireWritablePlan(c, clock);
-          return contact;
+      return (await keys.run(
+        c,
+        { operation: groupOperation('POST', VERIFY_PATH), key: body.idempotencyKey, ids, body },
+        {
+          check: async () => {
+            const { project, site } = await requireCallerSite(c, store.db, group, params);
+            const contact = await requireContactRow(
+              store.db,
+              { projectId: project.id, siteId: site.id },
+              params.contactId,
+            );
+            requireWritablePlan(c, clock);
+            return contact;
+          },
+          prepare: (contact) =>
+            providers.verifier.verify(contact.email).catch(providerFailure(deps.logger, 'address verifier')),
+          commit: (contact, verdict, now) => {
+            // The contact was read in `check` inside the caller's project: it is there.
+            return { status: 200, data: toContact(setVerification(contact.id, verdict.status, now)!) };
+          },
         },
-        prepare: (contact) => providers.verifier.verify(contact.email).catch(providerFailure(deps.logger, 'address verifier')),
-        commit: (contact, verdict, now) => {
-          // The contact was read in `check` inside the caller's project: it is there.
-          return { status: 200, data: toContact(setVerification(contact.id, verdict.status, now)!) };
-        },
-      })) as never;
+      )) as never;
     });
   }
 }

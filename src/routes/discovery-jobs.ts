@@ -20,7 +20,9 @@ export const DiscoveryJobDetail = z
   .object({
     job: DiscoveryJob,
     queryCount: z.number().int().openapi({ description: 'Number of queries of the job (all pages)' }),
-    queries: z.array(DiscoveryQuery).openapi({ description: 'Oldest startedAt first, not-started queries last; ties by id' }),
+    queries: z
+      .array(DiscoveryQuery)
+      .openapi({ description: 'Oldest startedAt first, not-started queries last; ties by id' }),
     pagination: Pagination.openapi({ description: 'Pagination of `queries`' }),
   })
   .openapi('DiscoveryJobDetail');

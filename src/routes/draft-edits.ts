@@ -15,7 +15,14 @@ import { DraftWrites, type DraftRecord, requireDraft, toDraftMessage } from '../
 import { requireProspect } from '../repos/prospects.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Draft } from '../schemas/resources.js';
-import { DraftEditBody, DraftIdParam, RegenerateBody, RegenerateHeaders, SiteIdParam, jsonRequestBody } from '../schemas/writes.js';
+import {
+  DraftEditBody,
+  DraftIdParam,
+  RegenerateBody,
+  RegenerateHeaders,
+  SiteIdParam,
+  jsonRequestBody,
+} from '../schemas/writes.js';
 import { requireCallerSite } from './lookups.js';
 
 const DRAFT_PATH = '/sites/{siteId}/drafts/{draftId}';
@@ -29,10 +36,13 @@ const editRoute = (group: Group, maxBodyBytes: number) =>
     tags: ['Drafts'],
     summary: 'Edit a draft',
     description:
-      'Scope `outreach:write`; a pro (unexpired) or lifetime plan. Replaces the subject and body of the draft\'s current message ' +
-      'and advances the draft\'s and the message\'s `updatedAt`. Naturally idempotent: no key.',
+      "Scope `outreach:write`; a pro (unexpired) or lifetime plan. Replaces the subject and body of the draft's current message " +
+      "and advances the draft's and the message's `updatedAt`. Naturally idempotent: no key.",
     ...writeAccess('outreach:write', maxBodyBytes),
-    request: { params: groupParams(group, { siteId: SiteIdParam, draftId: DraftIdParam }), body: jsonRequestBody(DraftEditBody) },
+    request: {
+      params: groupParams(group, { siteId: SiteIdParam, draftId: DraftIdParam }),
+      body: jsonRequestBody(DraftEditBody),
+    },
     responses: { 200: okResponse(Draft, 'The updated draft'), ...errorResponses('write') },
   });
 
@@ -45,7 +55,7 @@ const regenerateRoute = (group: Group, maxBodyBytes: number) =>
     summary: 'Regenerate a draft',
     description:
       'Scope `outreach:write`; a pro (unexpired) or lifetime plan. The configured generator writes a new message grounded in the ' +
-      'prospect, the contact, the site and `instruction`; it becomes the draft\'s current message, and `generationProvider`, ' +
+      "prospect, the contact, the site and `instruction`; it becomes the draft's current message, and `generationProvider`, " +
       '`generationModel` and `groundingSummary` say how it was made. Idempotent by the `Idempotency-Key` header (24 h): the same ' +
       'key and body replay the first answer with `Idempotent-Replayed: true`; another body is 422 IDEMPOTENCY_KEY_REUSED; while ' +
       'the first is running, 409 IDEMPOTENCY_CONFLICT.',
@@ -55,7 +65,10 @@ const regenerateRoute = (group: Group, maxBodyBytes: number) =>
       headers: RegenerateHeaders,
       body: jsonRequestBody(RegenerateBody),
     },
-    responses: { 200: okResponse(Draft, 'The draft with its new message', { replayable: true }), ...errorResponses('write') },
+    responses: {
+      200: okResponse(Draft, 'The draft with its new message', { replayable: true }),
+      ...errorResponses('write'),
+    },
   });
 
 export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -85,52 +98,61 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       const { instruction } = c.req.valid('json');
       const key = c.req.valid('header')['idempotency-key'];
       const ids = { projectId: groupIdOf(group, params), siteId: params.siteId, draftId: params.draftId };
-      return (await keys.run(c, { operation: groupOperation('POST', REGENERATE_PATH), key, ids, body: { instruction } }, {
-        check: async () => {
-          const { project, site } = await requireCallerSite(c, store.db, group, params);
-          const draft: DraftRecord = await requireDraft(store.db, site.id, params.draftId);
-          requireWritablePlan(c, clock);
-          const [prospect, contact] = await Promise.all([
-            requireProspect(store.db, project.id, draft.prospectId),
-            requireContactRow(store.db, { projectId: project.id }, draft.contactId),
-          ]);
-          return { site, draft, prospect, contact };
-        },
-        prepare: ({ site, draft, prospect, contact }) =>
-          providers.generator
-            .generate({
-              site: { name: site.name, domain: site.domain, url: site.url },
-              prospect: {
-                title: prospect.title,
-                url: prospect.url,
-                domain: prospect.domain,
-                description: prospect.description,
-                contentExcerpt: prospect.contentExcerpt,
-                opportunityType: prospect.opportunityType,
-                suggestedPlacement: prospect.suggestedPlacement,
+      return (await keys.run(
+        c,
+        { operation: groupOperation('POST', REGENERATE_PATH), key, ids, body: { instruction } },
+        {
+          check: async () => {
+            const { project, site } = await requireCallerSite(c, store.db, group, params);
+            const draft: DraftRecord = await requireDraft(store.db, site.id, params.draftId);
+            requireWritablePlan(c, clock);
+            const [prospect, contact] = await Promise.all([
+              requireProspect(store.db, project.id, draft.prospectId),
+              requireContactRow(store.db, { projectId: project.id }, draft.contactId),
+            ]);
+            return { site, draft, prospect, contact };
+          },
+          prepare: ({ site, draft, prospect, contact }) =>
+            providers.generator
+              .generate({
+                site: { name: site.name, domain: site.domain, url: site.url },
+                prospect: {
+                  title: prospect.title,
+                  url: prospect.url,
+                  domain: prospect.domain,
+                  description: prospect.description,
+                  contentExcerpt: prospect.contentExcerpt,
+                  opportunityType: prospect.opportunityType,
+                  suggestedPlacement: prospect.suggestedPlacement,
+                },
+                contact: {
+                  fullName: contact.full_name,
+                  email: contact.email,
+                  role: contact.role,
+                  company: contact.company,
+                },
+                purpose: draft.purpose,
+                instruction,
+                previous: draft.message ? { subject: draft.message.subject, body: draft.message.body } : null,
+              })
+              .catch(providerFailure(deps.logger, 'message generator')),
+          commit: ({ draft }, generated, now) => {
+            const row = writes.addMessage(
+              draft.id,
+              {
+                subject: generated.subject,
+                body: generated.body,
+                personalization: JSON.stringify(generated.personalization),
+                grounding_summary: generated.groundingSummary,
+                generation_provider: generated.provider,
+                generation_model: generated.model,
               },
-              contact: { fullName: contact.full_name, email: contact.email, role: contact.role, company: contact.company },
-              purpose: draft.purpose,
-              instruction,
-              previous: draft.message ? { subject: draft.message.subject, body: draft.message.body } : null,
-            })
-            .catch(providerFailure(deps.logger, 'message generator')),
-        commit: ({ draft }, generated, now) => {
-          const row = writes.addMessage(
-            draft.id,
-            {
-              subject: generated.subject,
-              body: generated.body,
-              personalization: JSON.stringify(generated.personalization),
-              grounding_summary: generated.groundingSummary,
-              generation_provider: generated.provider,
-              generation_model: generated.model,
-            },
-            now,
-          );
-          return { status: 200, data: { ...draft, updatedAt: now, message: toDraftMessage(row) } };
+              now,
+            );
+            return { status: 200, data: { ...draft, updatedAt: now, message: toDraftMessage(row) } };
+          },
         },
-      })) as never;
+      )) as never;
     });
   }
 }

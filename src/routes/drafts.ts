@@ -15,7 +15,10 @@ import { DraftIdParam, SiteIdParam } from '../schemas/writes.js';
 import { requireCallerSite } from './lookups.js';
 
 const ListQuery = PageQuery.extend({
-  status: z.enum(DRAFT_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' }, description: 'Only drafts in this status' }),
+  status: z
+    .enum(DRAFT_STATUSES)
+    .optional()
+    .openapi({ param: { name: 'status', in: 'query' }, description: 'Only drafts in this status' }),
 });
 
 const listRoute = (group: Group) =>
@@ -26,7 +29,7 @@ const listRoute = (group: Group) =>
     tags: ['Drafts'],
     summary: 'List the outreach drafts of a site',
     description:
-      "Scope `outreach:read`. Newest first (createdAt, then id, both descending). Each draft carries its current `message` " +
+      'Scope `outreach:read`. Newest first (createdAt, then id, both descending). Each draft carries its current `message` ' +
       '(null when it has none yet), its `prospect` and its `contact`.',
     ...withScope('outreach:read'),
     request: { params: groupParams(group, { siteId: SiteIdParam }), query: ListQuery },
@@ -52,7 +55,12 @@ export function registerDrafts(app: OpenAPIHono<AppEnv>, { store }: AppDeps): vo
       const params = c.req.valid('param');
       const query = c.req.valid('query');
       const { site } = await requireCallerSite(c, store.db, group, params);
-      const { items, total } = await listDrafts(store.db, { siteId: site.id, status: query.status }, query.limit, offsetOf(query));
+      const { items, total } = await listDrafts(
+        store.db,
+        { siteId: site.id, status: query.status },
+        query.limit,
+        offsetOf(query),
+      );
       return c.json({ ok: true as const, data: page(items, query, total) }, 200);
     });
     app.openapi(detailRoute(group), async (c) => {

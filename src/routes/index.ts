@@ -31,7 +31,10 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Leads', description: 'Conversations elsewhere worth answering, by stage and tier; searchable.' },
   { name: 'Contacts', description: 'People to write to, their discovery and their address verification.' },
   { name: 'Drafts', description: 'Outreach messages before sending: read, edit and regenerate.' },
-  { name: 'Threads', description: 'Mail conversations with prospects, their messages, and replies sent through the outbox.' },
+  {
+    name: 'Threads',
+    description: 'Mail conversations with prospects, their messages, and replies sent through the outbox.',
+  },
   { name: 'Discovery jobs', description: 'Background jobs that find prospects or contacts, with their queries.' },
   { name: 'Email accounts', description: 'Mail connections and their senders, with warm-up and health.' },
   { name: 'Pipeline', description: "Counts of a site's records by status." },

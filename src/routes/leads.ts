@@ -16,7 +16,10 @@ import { requireCallerProject } from './lookups.js';
 const LeadId = Id.openapi({ param: { name: 'leadId', in: 'path' }, example: 'lead_reddit_boots' });
 
 const ListQuery = PageQuery.extend({
-  siteId: Id.optional().openapi({ param: { name: 'siteId', in: 'query' }, description: 'Only leads of this site of the project; an unknown site is 404' }),
+  siteId: Id.optional().openapi({
+    param: { name: 'siteId', in: 'query' },
+    description: 'Only leads of this site of the project; an unknown site is 404',
+  }),
   search: z
     .string()
     .max(200, 'search must be at most 200 characters')
@@ -35,17 +38,30 @@ const ListQuery = PageQuery.extend({
       param: { name: 'view', in: 'query' },
       description: '`quality` (default): not dismissed, tier hot or warm; `all`: not dismissed; `archived`: dismissed',
     }),
-  stage: z.enum(LEAD_STAGES).optional().openapi({ param: { name: 'stage', in: 'query' } }),
+  stage: z
+    .enum(LEAD_STAGES)
+    .optional()
+    .openapi({ param: { name: 'stage', in: 'query' } }),
   tier: z
     .enum(LEAD_TIERS)
     .optional()
-    .openapi({ param: { name: 'tier', in: 'query' }, description: 'Combined with the view: `view=quality&tier=explore` matches nothing' }),
-  leadType: z.enum(LEAD_TYPES).optional().openapi({ param: { name: 'leadType', in: 'query' } }),
+    .openapi({
+      param: { name: 'tier', in: 'query' },
+      description: 'Combined with the view: `view=quality&tier=explore` matches nothing',
+    }),
+  leadType: z
+    .enum(LEAD_TYPES)
+    .optional()
+    .openapi({ param: { name: 'leadType', in: 'query' } }),
   platform: z
     .string()
     .max(100, 'platform must be at most 100 characters')
     .optional()
-    .openapi({ param: { name: 'platform', in: 'query' }, description: 'Exact platform name (e.g. `reddit`); empty means no filter', example: 'reddit' }),
+    .openapi({
+      param: { name: 'platform', in: 'query' },
+      description: 'Exact platform name (e.g. `reddit`); empty means no filter',
+      example: 'reddit',
+    }),
 });
 
 const listRoute = (group: Group) =>
@@ -71,7 +87,8 @@ const detailRoute = (group: Group) =>
     operationId: operationId(group, 'getLead'),
     tags: ['Leads'],
     summary: 'One lead',
-    description: 'Scope `leads:read`. Dismissed leads are returned too; a redacted lead has `title`, `body` and `evidenceQuote` null.',
+    description:
+      'Scope `leads:read`. Dismissed leads are returned too; a redacted lead has `title`, `body` and `evidenceQuote` null.',
     ...withScope('leads:read'),
     request: { params: groupParams(group, { leadId: LeadId }) },
     responses: { 200: okResponse(Lead, 'The lead'), ...errorResponses() },

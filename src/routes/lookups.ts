@@ -15,7 +15,12 @@ import { type SiteRecord, requireSite } from '../repos/sites.js';
  * The calling account's project named by `params` (`projectId` or `workspaceId`, per `group`).
  * @throws ApiError NOT_FOUND when it is missing or another account's.
  */
-export function requireCallerProject(c: Context<AppEnv>, db: Kysely<Database>, group: Group, params: object): Promise<ProjectRecord> {
+export function requireCallerProject(
+  c: Context<AppEnv>,
+  db: Kysely<Database>,
+  group: Group,
+  params: object,
+): Promise<ProjectRecord> {
   return requireProject(db, c.get('caller').account.id, groupIdOf(group, params));
 }
 

@@ -17,8 +17,14 @@ import { requireCallerProject } from './lookups.js';
 const ProspectId = Id.openapi({ param: { name: 'prospectId', in: 'path' }, example: 'pr_trail_blog' });
 
 const ListQuery = PageQuery.extend({
-  siteId: Id.optional().openapi({ param: { name: 'siteId', in: 'query' }, description: 'Only prospects of this site of the project; an unknown site is 404' }),
-  status: z.enum(PROSPECT_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
+  siteId: Id.optional().openapi({
+    param: { name: 'siteId', in: 'query' },
+    description: 'Only prospects of this site of the project; an unknown site is 404',
+  }),
+  status: z
+    .enum(PROSPECT_STATUSES)
+    .optional()
+    .openapi({ param: { name: 'status', in: 'query' } }),
   search: z
     .string()
     .max(200, 'search must be at most 200 characters')

@@ -31,15 +31,18 @@ const replyRoute = (group: Group, maxBodyBytes: number) =>
     description:
       'Scope `outreach:send`; a pro (unexpired) or lifetime plan. Accepts the reply for delivery and answers 202 ' +
       '`{ threadId, status: "queued" }`; the thread\'s `outboundCount` and `lastOutboundAt` move at once. The message is sent to ' +
-      'the thread\'s contact (and `ccEmails`) from the site\'s first active sender by the configured mail transport, with retries; ' +
-      'it then shows `sent` or `failed` among the thread\'s messages. A site without an active sender is 422. `{threadId}` is ' +
-      'the thread\'s id or its `threadId`. Idempotent by `idempotencyKey` (24 h).',
+      "the thread's contact (and `ccEmails`) from the site's first active sender by the configured mail transport, with retries; " +
+      "it then shows `sent` or `failed` among the thread's messages. A site without an active sender is 422. `{threadId}` is " +
+      "the thread's id or its `threadId`. Idempotent by `idempotencyKey` (24 h).",
     ...writeAccess('outreach:send', maxBodyBytes),
     request: {
       params: groupParams(group, { siteId: SiteIdParam, threadId: ThreadIdParam }),
       body: jsonRequestBody(ReplyBody),
     },
-    responses: { 202: okResponse(ReplyResult, 'Accepted and queued for delivery', { replayable: true }), ...errorResponses('write') },
+    responses: {
+      202: okResponse(ReplyResult, 'Accepted and queued for delivery', { replayable: true }),
+      ...errorResponses('write'),
+    },
   });
 
 export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -53,7 +56,11 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
     app.openapi(replyRoute(group, config.limits.maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const body = c.req.valid('json');
-      const ids = { projectId: groupIdOf(group, params), siteId: params.siteId, threadId: await threadRecordId(store.db, params.siteId, params.threadId) };
+      const ids = {
+        projectId: groupIdOf(group, params),
+        siteId: params.siteId,
+        threadId: await threadRecordId(store.db, params.siteId, params.threadId),
+      };
       const request = { operation: groupOperation('POST', REPLY_PATH), key: body.idempotencyKey, ids, body };
       const response = await keys.run(c, request, {
         check: async () => {
@@ -62,7 +69,12 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           requireWritablePlan(c, clock);
           const sender = activeSender(site.id);
           if (!sender) {
-            throw validationError([{ path: 'path.siteId', message: 'The site has no active email sender to send the reply from; activate one first' }]);
+            throw validationError([
+              {
+                path: 'path.siteId',
+                message: 'The site has no active email sender to send the reply from; activate one first',
+              },
+            ]);
           }
           return { thread, sender };
         },

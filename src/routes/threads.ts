@@ -20,7 +20,8 @@ const listRoute = (group: Group) =>
     operationId: operationId(group, 'listThreads'),
     tags: ['Threads'],
     summary: 'List the inbox threads of a site',
-    description: 'Scope `outreach:read`. Newest updatedAt first, ties by id descending. Each thread carries its `contact` and `prospect`.',
+    description:
+      'Scope `outreach:read`. Newest updatedAt first, ties by id descending. Each thread carries its `contact` and `prospect`.',
     ...withScope('outreach:read'),
     request: { params: groupParams(group, { siteId: SiteIdParam }), query: PageQuery },
     responses: { 200: okResponse(paginated(Thread), 'A page of threads'), ...errorResponses() },
@@ -34,11 +35,11 @@ const messagesRoute = (group: Group) =>
     tags: ['Threads'],
     summary: 'List the messages of an inbox thread',
     description:
-      "Scope `outreach:read`. Oldest sentAt first (ties by id ascending), then the messages without sentAt (queued for " +
-      'delivery, or failed) oldest createdAt first (ties by id). `{threadId}` is the thread\'s id or its `threadId`.',
+      'Scope `outreach:read`. Oldest sentAt first (ties by id ascending), then the messages without sentAt (queued for ' +
+      "delivery, or failed) oldest createdAt first (ties by id). `{threadId}` is the thread's id or its `threadId`.",
     ...withScope('outreach:read'),
     request: { params: groupParams(group, { siteId: SiteIdParam, threadId: ThreadIdParam }), query: PageQuery },
-    responses: { 200: okResponse(paginated(ThreadMessage), 'A page of the thread\'s messages'), ...errorResponses() },
+    responses: { 200: okResponse(paginated(ThreadMessage), "A page of the thread's messages"), ...errorResponses() },
   });
 
 export function registerThreads(app: OpenAPIHono<AppEnv>, { store }: AppDeps): void {

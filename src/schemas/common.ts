@@ -41,7 +41,15 @@ export const queryInteger = (name: string, min: number, max: number) =>
 const pageParam = (name: string, min: number, max: number, fallback: number, description: string) =>
   queryInteger(name, min, max)
     .transform((value) => value ?? fallback)
-    .openapi({ param: { name, in: 'query' }, type: 'integer', minimum: min, maximum: max, default: fallback, description, example: fallback });
+    .openapi({
+      param: { name, in: 'query' },
+      type: 'integer',
+      minimum: min,
+      maximum: max,
+      default: fallback,
+      description,
+      example: fallback,
+    });
 
 /** `page` (1–PAGE_MAX, default 1) and `limit` (1–100, default 25); anything else is 422, never clamped. */
 export const PageQuery = z.object({
@@ -76,25 +84,51 @@ export const ErrorEnvelope = z
  * header draft).
  */
 export const RESPONSE_HEADERS = {
-  'X-Request-Id': { description: 'Identifies the request in the server logs; on every response', schema: { type: 'string' } },
+  'X-Request-Id': {
+    description: 'Identifies the request in the server logs; on every response',
+    schema: { type: 'string' },
+  },
   'X-RateLimit-Limit': { description: 'Requests allowed per 60 s window for this token', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'When the window frees a request, Unix time in seconds', schema: { type: 'integer' } },
-  RateLimit: { description: 'IETF RateLimit header: `"default";r=<remaining>;t=<seconds to reset>`', schema: { type: 'string' } },
-  'RateLimit-Policy': { description: 'IETF RateLimit-Policy header: `"default";q=<limit>;w=60`', schema: { type: 'string' } },
-  'Retry-After': { description: 'Seconds to wait before retrying (at least 1)', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Reset': {
+    description: 'When the window frees a request, Unix time in seconds',
+    schema: { type: 'integer' },
+  },
+  RateLimit: {
+    description: 'IETF RateLimit header: `"default";r=<remaining>;t=<seconds to reset>`',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'IETF RateLimit-Policy header: `"default";q=<limit>;w=60`',
+    schema: { type: 'string' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying (at least 1)',
+    schema: { type: 'integer', minimum: 1 },
+  },
   'WWW-Authenticate': {
-    description: 'RFC 6750 challenge: `Bearer realm="outreach-api"`, with `, error="invalid_token"` when a token was sent',
+    description:
+      'RFC 6750 challenge: `Bearer realm="outreach-api"`, with `, error="invalid_token"` when a token was sent',
     schema: { type: 'string' },
   },
   Allow: { description: 'The methods the path accepts', schema: { type: 'string' } },
-  'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same key and body', schema: { type: 'string', const: 'true' } },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer of an earlier request with the same key and body',
+    schema: { type: 'string', const: 'true' },
+  },
 } as const;
 
 type HeaderName = keyof typeof RESPONSE_HEADERS;
-const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+const headerRefs = (names: HeaderName[]) =>
+  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 /** The limiter's headers: on every response after authentication while `limits.requestsPerMinute` > 0. */
-const RATE_LIMIT_HEADERS: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy'];
+const RATE_LIMIT_HEADERS: HeaderName[] = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit',
+  'RateLimit-Policy',
+];
 
 const errorDescriptions = {
   401: 'UNAUTHORIZED: token missing, malformed, unknown, expired or revoked',
@@ -114,10 +148,13 @@ type ErrorStatus = keyof typeof errorDescriptions;
 
 /** Headers by error status: 401 and 405 come before the limiter, so they carry none of its headers. */
 const errorHeaders = (status: ErrorStatus): HeaderName[] =>
-  status === 401 ? ['X-Request-Id', 'WWW-Authenticate']
-  : status === 405 ? ['X-Request-Id', 'Allow']
-  : status === 429 ? ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'Retry-After']
-  : ['X-Request-Id', ...RATE_LIMIT_HEADERS];
+  status === 401
+    ? ['X-Request-Id', 'WWW-Authenticate']
+    : status === 405
+      ? ['X-Request-Id', 'Allow']
+      : status === 429
+        ? ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'Retry-After']
+        : ['X-Request-Id', ...RATE_LIMIT_HEADERS];
 
 const errorResponse = (status: ErrorStatus) => ({
   description: errorDescriptions[status],
@@ -128,17 +165,32 @@ const errorResponse = (status: ErrorStatus) => ({
 /** The error responses of an operation; reads answer 401/403/404/405/422/429/500, writes add more. */
 export function errorResponses(kind: 'read' | 'write' | 'me' = 'read') {
   const statuses: ErrorStatus[] =
-    kind === 'me' ? [401, 405, 429, 500] : kind === 'read' ? [401, 403, 404, 405, 422, 429, 500] : [401, 402, 403, 404, 405, 409, 413, 415, 422, 429, 500];
-  return Object.fromEntries(statuses.map((s) => [s, errorResponse(s)])) as Record<ErrorStatus, ReturnType<typeof errorResponse>>;
+    kind === 'me'
+      ? [401, 405, 429, 500]
+      : kind === 'read'
+        ? [401, 403, 404, 405, 422, 429, 500]
+        : [401, 402, 403, 404, 405, 409, 413, 415, 422, 429, 500];
+  return Object.fromEntries(statuses.map((s) => [s, errorResponse(s)])) as Record<
+    ErrorStatus,
+    ReturnType<typeof errorResponse>
+  >;
 }
 
 /**
  * A `200` (or other) JSON response wrapping `data` in the envelope, with its headers;
  * `replayable`: a write idempotent by key, whose stored answer is replayed with `Idempotent-Replayed`.
  */
-export const okResponse = <T extends z.ZodType>(data: T, description: string, options: { replayable?: boolean } = {}) => ({
+export const okResponse = <T extends z.ZodType>(
+  data: T,
+  description: string,
+  options: { replayable?: boolean } = {},
+) => ({
   description,
-  headers: headerRefs(['X-Request-Id', ...RATE_LIMIT_HEADERS, ...(options.replayable ? (['Idempotent-Replayed'] as const) : [])]),
+  headers: headerRefs([
+    'X-Request-Id',
+    ...RATE_LIMIT_HEADERS,
+    ...(options.replayable ? (['Idempotent-Replayed'] as const) : []),
+  ]),
   content: { 'application/json': { schema: envelope(data) } },
 });
 

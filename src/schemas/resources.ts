@@ -9,9 +9,26 @@
 import { z } from '@hono/zod-openapi';
 import { DateTime, Email, Id, NullableDateTime, Uri } from './common.js';
 import {
-  BACKLINK_STATUSES, CONNECTION_PROVIDERS, CONNECTION_STATUSES, CONTACT_STATUSES, DRAFT_STATUSES, HEALTH_STATUSES,
-  JOB_STATUSES, JOB_TYPES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES, PROSPECT_STATUSES,
-  QUERY_STATUSES, SENDER_STATUSES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES, THREAD_STATUSES, VERIFICATION_STATUSES,
+  BACKLINK_STATUSES,
+  CONNECTION_PROVIDERS,
+  CONNECTION_STATUSES,
+  CONTACT_STATUSES,
+  DRAFT_STATUSES,
+  HEALTH_STATUSES,
+  JOB_STATUSES,
+  JOB_TYPES,
+  LEAD_STAGES,
+  LEAD_TIERS,
+  LEAD_TYPES,
+  MESSAGE_DIRECTIONS,
+  MESSAGE_STATUSES,
+  PROSPECT_STATUSES,
+  QUERY_STATUSES,
+  SENDER_STATUSES,
+  THREAD_CLASSIFICATIONS,
+  THREAD_OUTCOMES,
+  THREAD_STATUSES,
+  VERIFICATION_STATUSES,
   WARMUP_STATUSES,
 } from '../domain/enums.js';
 
@@ -64,7 +81,9 @@ export const DraftMessage = z.object({
   id: Id,
   subject: text,
   body: text,
-  personalization: z.record(z.string(), z.unknown()).openapi({ description: 'Free-form facts used to personalise the message' }),
+  personalization: z
+    .record(z.string(), z.unknown())
+    .openapi({ description: 'Free-form facts used to personalise the message' }),
   groundingSummary: nText,
   generationProvider: nText.openapi({ example: 'template' }),
   generationModel: nText,
@@ -259,9 +278,10 @@ export const Prospect = z
     pageType: nText,
     opportunityType: nText,
     suggestedPlacement: nText,
-    contactPaths: z
-      .array(z.record(z.string(), z.unknown()))
-      .openapi({ description: 'Where contacts may be found, e.g. `{ "url": "https://…/contact", "label": "Contact page", "email": "…" }`' }),
+    contactPaths: z.array(z.record(z.string(), z.unknown())).openapi({
+      description:
+        'Where contacts may be found, e.g. `{ "url": "https://…/contact", "label": "Contact page", "email": "…" }`',
+    }),
     relevanceScore: nNumber,
     qualityScore: nNumber,
     riskScore: nNumber,
@@ -279,7 +299,9 @@ export const Prospect = z
   .openapi('Prospect');
 
 export const Keyword = z.object({ id: Id, siteId: Id, keyword: text, createdAt: DateTime }).openapi('Keyword');
-export const BlockedDomain = z.object({ id: Id, domain: text, reason: nText, createdAt: DateTime }).openapi('BlockedDomain');
+export const BlockedDomain = z
+  .object({ id: Id, domain: text, reason: nText, createdAt: DateTime })
+  .openapi('BlockedDomain');
 
 const counts = <T extends readonly [string, ...string[]]>(values: T) =>
   z.object(Object.fromEntries(values.map((v) => [v, z.number().int()])) as Record<T[number], z.ZodNumber>);

@@ -7,10 +7,16 @@ import { Id } from './common.js';
 import { Contact, DiscoveryJob } from './resources.js';
 
 /** A required JSON request body of `schema`, for `createRoute({ request: { body } })`. */
-export const jsonRequestBody = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+export const jsonRequestBody = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { 'application/json': { schema } },
+});
 
 const length = (name: string, min: number, max: number) =>
-  z.string({ error: `${name} must be a string` }).min(min, `${name} must be at least ${min} characters`).max(max, `${name} must be at most ${max} characters`);
+  z
+    .string({ error: `${name} must be a string` })
+    .min(min, `${name} must be at least ${min} characters`)
+    .max(max, `${name} must be at most ${max} characters`);
 
 /** `idempotencyKey` in a body: 8–160 characters (reply, contact discovery, verify). */
 const BodyIdempotencyKey = length('idempotencyKey', 8, 160).openapi({
@@ -29,7 +35,8 @@ export const RegenerateHeaders = z.object({
   'idempotency-key': length('Idempotency-Key', 8, 120).openapi({
     // Lower case: Hono hands header names to the validator lower-cased (header names are case-insensitive).
     param: { name: 'idempotency-key', in: 'header', required: true },
-    description: '`Idempotency-Key`: a stable key for safely retrying the operation, kept 24 h per account and operation',
+    description:
+      '`Idempotency-Key`: a stable key for safely retrying the operation, kept 24 h per account and operation',
     example: 'regen-2026-03-01-0001',
   }),
 });

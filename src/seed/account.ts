@@ -7,14 +7,42 @@
  */
 import type { ImportDocument } from '../import/index.js';
 import {
-  BACKLINK_STATUSES, CONNECTION_PROVIDERS, CONNECTION_STATUSES, CONTACT_STATUSES, DRAFT_STATUSES, HEALTH_STATUSES, JOB_STATUSES, JOB_TYPES,
-  LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, PROSPECT_STATUSES, SENDER_STATUSES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES, THREAD_STATUSES,
-  VERIFICATION_STATUSES, WARMUP_STATUSES,
+  BACKLINK_STATUSES,
+  CONNECTION_PROVIDERS,
+  CONNECTION_STATUSES,
+  CONTACT_STATUSES,
+  DRAFT_STATUSES,
+  HEALTH_STATUSES,
+  JOB_STATUSES,
+  JOB_TYPES,
+  LEAD_STAGES,
+  LEAD_TIERS,
+  LEAD_TYPES,
+  PROSPECT_STATUSES,
+  SENDER_STATUSES,
+  THREAD_CLASSIFICATIONS,
+  THREAD_OUTCOMES,
+  THREAD_STATUSES,
+  VERIFICATION_STATUSES,
+  WARMUP_STATUSES,
 } from '../domain/enums.js';
 import type { Rng } from './rng.js';
 import {
-  CATEGORIES, CHECK_STATUS_OF, DAY, FIRST_NAMES, HOUR, LAST_NAMES, OPPORTUNITIES, PLATFORMS, PURPOSES, ROLES, TOPICS, iso, pad,
-  type SiteSpec, type Topic,
+  CATEGORIES,
+  CHECK_STATUS_OF,
+  DAY,
+  FIRST_NAMES,
+  HOUR,
+  LAST_NAMES,
+  OPPORTUNITIES,
+  PLATFORMS,
+  PURPOSES,
+  ROLES,
+  TOPICS,
+  iso,
+  pad,
+  type SiteSpec,
+  type Topic,
 } from './vocabulary.js';
 
 /** The document being built, every collection present. */
@@ -58,7 +86,14 @@ interface ProspectSpec {
 }
 
 /** Builds one account's records into `doc`. Sites are given with a weight: records follow it. */
-export function buildAccount(doc: DemoDocument, rng: Rng, key: string, sites: WeightedSite[], sizes: Sizes, senderName: string): void {
+export function buildAccount(
+  doc: DemoDocument,
+  rng: Rng,
+  key: string,
+  sites: WeightedSite[],
+  sizes: Sizes,
+  senderName: string,
+): void {
   const siteOf = (): SiteSpec => {
     const total = sites.reduce((n, s) => n + s.weight, 0);
     let r = rng.next() * total;
@@ -90,7 +125,12 @@ function addKeywords(a: AccountBuild): void {
     const count = rng.int(4, Math.min(6, words.length));
     for (let k = 0; k < count; k++) {
       const keyword = words.splice(rng.int(0, words.length - 1), 1)[0]!;
-      doc.keywords.push({ id: `kw_${key}_${pad(++n)}`, siteId: site.id, keyword, createdAt: iso(-rng.int(150, 180) * DAY + k * HOUR) });
+      doc.keywords.push({
+        id: `kw_${key}_${pad(++n)}`,
+        siteId: site.id,
+        keyword,
+        createdAt: iso(-rng.int(150, 180) * DAY + k * HOUR),
+      });
     }
   }
 }
@@ -129,10 +169,17 @@ function addDiscoveryJobs(a: AccountBuild): { jobIds: string[]; jobSite: Map<str
     const queries = [];
     for (let q = 0; q < queryCount; q++) {
       const qStatus =
-        status === 'completed' ? (q === queryCount - 1 && rng.chance(0.3) ? 'failed' : 'completed')
-        : status === 'failed' ? (q === 0 ? 'failed' : rng.pick(['completed', 'failed'] as const))
-        : status === 'running' ? (['completed', 'running', 'pending'] as const)[Math.min(q, 2)]!
-        : 'pending';
+        status === 'completed'
+          ? q === queryCount - 1 && rng.chance(0.3)
+            ? 'failed'
+            : 'completed'
+          : status === 'failed'
+            ? q === 0
+              ? 'failed'
+              : rng.pick(['completed', 'failed'] as const)
+            : status === 'running'
+              ? (['completed', 'running', 'pending'] as const)[Math.min(q, 2)]!
+              : 'pending';
       const started = qStatus === 'pending' ? null : iso(created + (q + 1) * 60_000);
       const raw = qStatus === 'completed' ? rng.int(10, 60) : 0;
       const unique = Math.floor(raw * rng.real(0.5, 0.9));
@@ -173,7 +220,10 @@ function addDiscoveryJobs(a: AccountBuild): { jobIds: string[]; jobSite: Map<str
 }
 
 /** Prospects, each with 1–3 contacts; a prospect may name one of its site's jobs as its source. */
-function addProspectsAndContacts(a: AccountBuild, jobs: { jobIds: string[]; jobSite: Map<string, SiteSpec> }): ProspectSpec[] {
+function addProspectsAndContacts(
+  a: AccountBuild,
+  jobs: { jobIds: string[]; jobSite: Map<string, SiteSpec> },
+): ProspectSpec[] {
   const { jobIds, jobSite } = jobs;
   const { doc, rng, key, sizes, siteOf, domainOf } = a;
   const prospects: ProspectSpec[] = [];
@@ -184,7 +234,12 @@ function addProspectsAndContacts(a: AccountBuild, jobs: { jobIds: string[]; jobS
     const domain = domainOf(site.topic, p);
     const page = rng.pick(TOPICS[site.topic].pages);
     const keyword = rng.pick(TOPICS[site.topic].keywords);
-    const status = p < PROSPECT_STATUSES.length ? PROSPECT_STATUSES[p]! : rng.next() < 0.7 ? 'proposed' : rng.pick(PROSPECT_STATUSES);
+    const status =
+      p < PROSPECT_STATUSES.length
+        ? PROSPECT_STATUSES[p]!
+        : rng.next() < 0.7
+          ? 'proposed'
+          : rng.pick(PROSPECT_STATUSES);
     const created = -rng.int(5, 150) * DAY + rng.int(0, 23) * HOUR;
     const sourceJob = jobIds.filter((j) => jobSite.get(j)!.id === site.id);
     const crawled = rng.chance(0.85);
@@ -203,8 +258,16 @@ function addProspectsAndContacts(a: AccountBuild, jobs: { jobIds: string[]; jobS
       contentExcerpt: `We spent ${rng.int(2, 12)} weeks testing ${keyword} so you do not have to.`,
       pageType: rng.pick(['article', 'listicle', 'resource_page', 'review']),
       opportunityType: rng.pick(OPPORTUNITIES),
-      suggestedPlacement: rng.pick(['In the resources section', 'Next to the buying advice', 'In the gear list', 'In the further reading list']),
-      contactPaths: [{ url: `https://${domain}/contact`, label: 'Contact page' }, ...(rng.chance(0.5) ? [{ email: `editor@${domain}`, label: 'Editor' }] : [])],
+      suggestedPlacement: rng.pick([
+        'In the resources section',
+        'Next to the buying advice',
+        'In the gear list',
+        'In the further reading list',
+      ]),
+      contactPaths: [
+        { url: `https://${domain}/contact`, label: 'Contact page' },
+        ...(rng.chance(0.5) ? [{ email: `editor@${domain}`, label: 'Editor' }] : []),
+      ],
       relevanceScore: rng.real(0.3, 0.99),
       qualityScore: rng.real(0.2, 0.95),
       riskScore: rng.real(0, status === 'blocked' ? 0.99 : 0.4),
@@ -226,10 +289,16 @@ function addProspectsAndContacts(a: AccountBuild, jobs: { jobIds: string[]; jobS
       const last = rng.pick(LAST_NAMES);
       const [role, roleCategory] = rng.pick(ROLES);
       const index = contactN++;
-      const status = index < CONTACT_STATUSES.length ? CONTACT_STATUSES[index]! : rng.chance(0.85) ? 'active' : rng.pick(CONTACT_STATUSES);
+      const status =
+        index < CONTACT_STATUSES.length
+          ? CONTACT_STATUSES[index]!
+          : rng.chance(0.85)
+            ? 'active'
+            : rng.pick(CONTACT_STATUSES);
       const verificationStatus = rng.cover(VERIFICATION_STATUSES, index);
       const cid = `ct_${key}_${pad(index + 1)}`;
-      const email = c === 0 && rng.chance(0.3) ? `hello@${domain}` : `${first.toLowerCase()}.${last.toLowerCase()}@${domain}`;
+      const email =
+        c === 0 && rng.chance(0.3) ? `hello@${domain}` : `${first.toLowerCase()}.${last.toLowerCase()}@${domain}`;
       doc.contacts.push({
         id: cid,
         prospectId: id,
@@ -245,7 +314,12 @@ function addProspectsAndContacts(a: AccountBuild, jobs: { jobIds: string[]; jobS
         status,
         verificationStatus,
         lastVerifiedAt: verificationStatus === 'unverified' ? null : iso(created + rng.int(1, 5) * DAY),
-        suppressionReason: status === 'suppressed' ? rng.pick(['unsubscribed', 'asked not to be contacted']) : status === 'bounced' ? 'hard bounce' : null,
+        suppressionReason:
+          status === 'suppressed'
+            ? rng.pick(['unsubscribed', 'asked not to be contacted'])
+            : status === 'bounced'
+              ? 'hard bounce'
+              : null,
         createdAt: iso(created + HOUR),
         updatedAt: iso(created + rng.int(1, 6) * DAY),
       });
@@ -275,7 +349,12 @@ function addEmailAccounts(a: AccountBuild): void {
   // (replies need one); a few more show the other providers and states.
   let n = 0;
   let senderN = 0;
-  const connection = (site: SiteSpec, provider: (typeof CONNECTION_PROVIDERS)[number], status: (typeof CONNECTION_STATUSES)[number], localPart: string) => {
+  const connection = (
+    site: SiteSpec,
+    provider: (typeof CONNECTION_PROVIDERS)[number],
+    status: (typeof CONNECTION_STATUSES)[number],
+    localPart: string,
+  ) => {
     const id = `conn_${key}_${pad(++n)}`;
     const created = -rng.int(150, 175) * DAY;
     doc.emailConnections.push({
@@ -293,7 +372,13 @@ function addEmailAccounts(a: AccountBuild): void {
     });
     return id;
   };
-  const sender = (site: SiteSpec, connectionId: string, status: (typeof SENDER_STATUSES)[number], localPart: string, i: number) => {
+  const sender = (
+    site: SiteSpec,
+    connectionId: string,
+    status: (typeof SENDER_STATUSES)[number],
+    localPart: string,
+    i: number,
+  ) => {
     const id = `snd_${key}_${pad(++senderN)}`;
     const created = -rng.int(140, 150) * DAY;
     doc.emailSenders.push({
@@ -316,13 +401,23 @@ function addEmailAccounts(a: AccountBuild): void {
     return id;
   };
   sites.forEach((site, i) => {
-    const conn = connection(site, CONNECTION_PROVIDERS[i % CONNECTION_PROVIDERS.length]!, 'connected', senderName.toLowerCase());
+    const conn = connection(
+      site,
+      CONNECTION_PROVIDERS[i % CONNECTION_PROVIDERS.length]!,
+      'connected',
+      senderName.toLowerCase(),
+    );
     sender(site, conn, 'active', senderName.toLowerCase(), i);
   });
   // The other connection states and sender states, on the first sites.
   CONNECTION_STATUSES.filter((s) => s !== 'connected').forEach((status, i) => {
     const site = sites[i % sites.length]!;
-    const conn = connection(site, CONNECTION_PROVIDERS[(i + 1) % CONNECTION_PROVIDERS.length]!, status, `outreach${i + 1}`);
+    const conn = connection(
+      site,
+      CONNECTION_PROVIDERS[(i + 1) % CONNECTION_PROVIDERS.length]!,
+      status,
+      `outreach${i + 1}`,
+    );
     sender(site, conn, SENDER_STATUSES.filter((s) => s !== 'active')[i % 2]!, `outreach${i + 1}`, sites.length + i);
   });
 }
@@ -390,7 +485,12 @@ function addThreads(a: AccountBuild, prospects: readonly ProspectSpec[]): void {
           ? m === 0
             ? `Hi, I think our guide would be a good fit for your page on ${prospect.domain}. Would you take a look?`
             : 'Thanks for getting back to me! Here is the link and a short description you could use.'
-          : rng.pick(['Sounds interesting, send me the link.', 'What would you like in return?', 'I am out of the office until Monday.', 'We do not accept link requests, sorry.']),
+          : rng.pick([
+              'Sounds interesting, send me the link.',
+              'What would you like in return?',
+              'I am out of the office until Monday.',
+              'We do not accept link requests, sorry.',
+            ]),
         sentAt: iso(start + m * rng.int(4, 30) * HOUR),
       });
     }
@@ -427,7 +527,12 @@ function addLeads(a: AccountBuild): void {
       platform,
       sourceContainer: rng.pick(containers),
       kind: rng.pick(['post', 'comment']),
-      title: rng.pick([`Looking for ${keyword} recommendations`, `Is ${keyword} worth it?`, `My ${keyword} just broke`, `Alternatives to BigBrand ${keyword}?`]),
+      title: rng.pick([
+        `Looking for ${keyword} recommendations`,
+        `Is ${keyword} worth it?`,
+        `My ${keyword} just broke`,
+        `Alternatives to BigBrand ${keyword}?`,
+      ]),
       body: `Long story short: I need advice on ${keyword}. Budget around ${rng.int(5, 40) * 10} euros. Any tips?`,
       authorHandle: handle,
       permalink: `https://${platform === 'hackernews' ? 'news.ycombinator' : platform}.example/${platform === 'reddit' ? 'r/posts/' : 'item/'}${id}`,
@@ -436,7 +541,12 @@ function addLeads(a: AccountBuild): void {
       leadType: rng.cover(LEAD_TYPES, l),
       sentiment: rng.pick(['positive', 'neutral', 'negative']),
       evidenceQuote: `I need advice on ${keyword}`,
-      reason: rng.pick(['Asks for recommendations', 'Describes a problem the site solves', 'Mentions a competitor', 'Buying intent']),
+      reason: rng.pick([
+        'Asks for recommendations',
+        'Describes a problem the site solves',
+        'Mentions a competitor',
+        'Buying intent',
+      ]),
       stage: rng.cover(LEAD_STAGES, l),
       feedback: rng.chance(0.15) ? 'up' : null,
       dismissed: l % 10 === 9,

@@ -44,18 +44,74 @@ export function buildDemoDocument(seed = DEMO_SEED): ImportDocument {
   const rng = new Rng(seed);
   const doc: DemoDocument = {
     accounts: [
-      { id: DEMO_ACCOUNT_ID, email: 'owner@trailhead.test', name: 'Trailhead Outdoor Co.', plan: 'pro', planExpiresAt: '2030-01-01T00:00:00.000Z', createdAt: iso(-200 * DAY), updatedAt: iso(-10 * DAY) },
-      { id: OTHER_ACCOUNT_ID, email: 'owner@northwind.test', name: 'Northwind Bikes', plan: 'free', planExpiresAt: null, createdAt: iso(-190 * DAY), updatedAt: iso(-190 * DAY) },
+      {
+        id: DEMO_ACCOUNT_ID,
+        email: 'owner@trailhead.test',
+        name: 'Trailhead Outdoor Co.',
+        plan: 'pro',
+        planExpiresAt: '2030-01-01T00:00:00.000Z',
+        createdAt: iso(-200 * DAY),
+        updatedAt: iso(-10 * DAY),
+      },
+      {
+        id: OTHER_ACCOUNT_ID,
+        email: 'owner@northwind.test',
+        name: 'Northwind Bikes',
+        plan: 'free',
+        planExpiresAt: null,
+        createdAt: iso(-190 * DAY),
+        updatedAt: iso(-190 * DAY),
+      },
     ],
     tokens: [
-      { id: DEMO_TOKEN_ID, accountId: DEMO_ACCOUNT_ID, name: 'Demo token (every scope)', scopes: [...SCOPES], token: DEMO_TOKEN, expiresAt: null, revokedAt: null },
-      { id: OTHER_TOKEN_ID, accountId: OTHER_ACCOUNT_ID, name: 'Other account token (every scope)', scopes: [...SCOPES], token: OTHER_TOKEN, expiresAt: null, revokedAt: null },
+      {
+        id: DEMO_TOKEN_ID,
+        accountId: DEMO_ACCOUNT_ID,
+        name: 'Demo token (every scope)',
+        scopes: [...SCOPES],
+        token: DEMO_TOKEN,
+        expiresAt: null,
+        revokedAt: null,
+      },
+      {
+        id: OTHER_TOKEN_ID,
+        accountId: OTHER_ACCOUNT_ID,
+        name: 'Other account token (every scope)',
+        scopes: [...SCOPES],
+        token: OTHER_TOKEN,
+        expiresAt: null,
+        revokedAt: null,
+      },
     ],
     projects: [
-      { id: DEMO_PROJECT_ID, accountId: DEMO_ACCOUNT_ID, name: 'Trailhead Outdoor', createdAt: iso(-199 * DAY), updatedAt: iso(-30 * DAY) },
-      { id: 'prj_demo_travel', accountId: DEMO_ACCOUNT_ID, name: 'Wanderlust Travel', createdAt: iso(-180 * DAY), updatedAt: iso(-40 * DAY) },
-      { id: 'prj_demo_labs', accountId: DEMO_ACCOUNT_ID, name: 'Trailhead Labs', createdAt: iso(-170 * DAY), updatedAt: iso(-50 * DAY) },
-      { id: OTHER_PROJECT_ID, accountId: OTHER_ACCOUNT_ID, name: 'Northwind Bikes', createdAt: iso(-189 * DAY), updatedAt: iso(-60 * DAY) },
+      {
+        id: DEMO_PROJECT_ID,
+        accountId: DEMO_ACCOUNT_ID,
+        name: 'Trailhead Outdoor',
+        createdAt: iso(-199 * DAY),
+        updatedAt: iso(-30 * DAY),
+      },
+      {
+        id: 'prj_demo_travel',
+        accountId: DEMO_ACCOUNT_ID,
+        name: 'Wanderlust Travel',
+        createdAt: iso(-180 * DAY),
+        updatedAt: iso(-40 * DAY),
+      },
+      {
+        id: 'prj_demo_labs',
+        accountId: DEMO_ACCOUNT_ID,
+        name: 'Trailhead Labs',
+        createdAt: iso(-170 * DAY),
+        updatedAt: iso(-50 * DAY),
+      },
+      {
+        id: OTHER_PROJECT_ID,
+        accountId: OTHER_ACCOUNT_ID,
+        name: 'Northwind Bikes',
+        createdAt: iso(-189 * DAY),
+        updatedAt: iso(-60 * DAY),
+      },
     ],
     sites: [],
     keywords: [],
@@ -71,17 +127,80 @@ export function buildDemoDocument(seed = DEMO_SEED): ImportDocument {
     backlinks: [],
   };
   const demoSites: WeightedSite[] = [
-    { id: DEMO_SITE_ID, projectId: DEMO_PROJECT_ID, name: 'Trailhead Blog', domain: 'blog.trailhead.test', topic: 'outdoor', weight: 5 },
-    { id: 'site_demo_shop', projectId: DEMO_PROJECT_ID, name: 'Trailhead Shop', domain: 'shop.trailhead.test', topic: 'outdoor', weight: 2 },
-    { id: 'site_demo_guides', projectId: DEMO_PROJECT_ID, name: 'Trailhead Guides', domain: 'guides.trailhead.test', topic: 'outdoor', weight: 2 },
-    { id: 'site_demo_travel', projectId: 'prj_demo_travel', name: 'Wanderlust Journal', domain: 'wanderlust.example', topic: 'travel', weight: 2 },
-    { id: 'site_demo_deals', projectId: 'prj_demo_travel', name: 'Wanderlust Deals', domain: 'deals.wanderlust.example', topic: 'travel', weight: 1 },
-    { id: 'site_demo_labs', projectId: 'prj_demo_labs', name: 'Trailhead Labs', domain: 'labs.trailhead.test', topic: 'tech', weight: 1 },
-    { id: 'site_demo_docs', projectId: 'prj_demo_labs', name: 'Trailhead Labs Docs', domain: 'docs.labs.trailhead.test', topic: 'tech', weight: 1 },
+    {
+      id: DEMO_SITE_ID,
+      projectId: DEMO_PROJECT_ID,
+      name: 'Trailhead Blog',
+      domain: 'blog.trailhead.test',
+      topic: 'outdoor',
+      weight: 5,
+    },
+    {
+      id: 'site_demo_shop',
+      projectId: DEMO_PROJECT_ID,
+      name: 'Trailhead Shop',
+      domain: 'shop.trailhead.test',
+      topic: 'outdoor',
+      weight: 2,
+    },
+    {
+      id: 'site_demo_guides',
+      projectId: DEMO_PROJECT_ID,
+      name: 'Trailhead Guides',
+      domain: 'guides.trailhead.test',
+      topic: 'outdoor',
+      weight: 2,
+    },
+    {
+      id: 'site_demo_travel',
+      projectId: 'prj_demo_travel',
+      name: 'Wanderlust Journal',
+      domain: 'wanderlust.example',
+      topic: 'travel',
+      weight: 2,
+    },
+    {
+      id: 'site_demo_deals',
+      projectId: 'prj_demo_travel',
+      name: 'Wanderlust Deals',
+      domain: 'deals.wanderlust.example',
+      topic: 'travel',
+      weight: 1,
+    },
+    {
+      id: 'site_demo_labs',
+      projectId: 'prj_demo_labs',
+      name: 'Trailhead Labs',
+      domain: 'labs.trailhead.test',
+      topic: 'tech',
+      weight: 1,
+    },
+    {
+      id: 'site_demo_docs',
+      projectId: 'prj_demo_labs',
+      name: 'Trailhead Labs Docs',
+      domain: 'docs.labs.trailhead.test',
+      topic: 'tech',
+      weight: 1,
+    },
   ];
   const otherSites: WeightedSite[] = [
-    { id: OTHER_SITE_ID, projectId: OTHER_PROJECT_ID, name: 'Northwind Journal', domain: 'northwind.test', topic: 'bikes', weight: 2 },
-    { id: 'site_other_shop', projectId: OTHER_PROJECT_ID, name: 'Northwind Shop', domain: 'shop.northwind.test', topic: 'bikes', weight: 1 },
+    {
+      id: OTHER_SITE_ID,
+      projectId: OTHER_PROJECT_ID,
+      name: 'Northwind Journal',
+      domain: 'northwind.test',
+      topic: 'bikes',
+      weight: 2,
+    },
+    {
+      id: 'site_other_shop',
+      projectId: OTHER_PROJECT_ID,
+      name: 'Northwind Shop',
+      domain: 'shop.northwind.test',
+      topic: 'bikes',
+      weight: 1,
+    },
   ];
   for (const [i, s] of [...demoSites, ...otherSites].entries()) {
     doc.sites.push({
@@ -95,8 +214,22 @@ export function buildDemoDocument(seed = DEMO_SEED): ImportDocument {
       updatedAt: iso(-20 * DAY + i * HOUR),
     });
   }
-  buildAccount(doc, rng, 'demo', demoSites, { backlinks: 400, prospects: 150, drafts: 40, threads: 28, leads: 200, jobs: 12 }, 'Mia');
-  buildAccount(doc, rng, 'other', otherSites, { backlinks: 40, prospects: 20, drafts: 6, threads: 4, leads: 20, jobs: 3 }, 'Nils');
+  buildAccount(
+    doc,
+    rng,
+    'demo',
+    demoSites,
+    { backlinks: 400, prospects: 150, drafts: 40, threads: 28, leads: 200, jobs: 12 },
+    'Mia',
+  );
+  buildAccount(
+    doc,
+    rng,
+    'other',
+    otherSites,
+    { backlinks: 40, prospects: 20, drafts: 6, threads: 4, leads: 20, jobs: 3 },
+    'Nils',
+  );
   addMagicRecords(doc);
   return doc;
 }
@@ -178,7 +311,10 @@ function addMagicRecords(doc: DemoDocument): void {
  * @returns the import summary and `DEMO_TOKEN`, acct_demo's raw token with every scope.
  * @throws ImportError when the store refuses the data (e.g. acct_demo already has 10 other active tokens).
  */
-export function seedDemo(store: Store, options: { nowIso?: string; seed?: number } = {}): { summary: ImportSummary; token: string } {
+export function seedDemo(
+  store: Store,
+  options: { nowIso?: string; seed?: number } = {},
+): { summary: ImportSummary; token: string } {
   const summary = importDocument(store, buildDemoDocument(options.seed), { nowIso: options.nowIso });
   return { summary, token: DEMO_TOKEN };
 }

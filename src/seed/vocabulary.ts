@@ -21,9 +21,25 @@ export type Topic = 'outdoor' | 'travel' | 'tech' | 'bikes';
 
 export const TOPICS: Record<Topic, { keywords: string[]; nouns: string[]; pages: string[] }> = {
   outdoor: {
-    keywords: ['hiking boots', 'ultralight tent', 'trail running shoes', 'camping stove', 'rain jacket', 'sleeping bag', 'trekking poles'],
+    keywords: [
+      'hiking boots',
+      'ultralight tent',
+      'trail running shoes',
+      'camping stove',
+      'rain jacket',
+      'sleeping bag',
+      'trekking poles',
+    ],
     nouns: ['trail', 'summit', 'camp', 'ridge', 'forest', 'basecamp', 'peak', 'outdoor'],
-    pages: ['best-hiking-boots', 'tent-buying-guide', 'gear-list', 'beginner-hikes', 'camping-checklist', 'rain-gear-review', 'trail-food'],
+    pages: [
+      'best-hiking-boots',
+      'tent-buying-guide',
+      'gear-list',
+      'beginner-hikes',
+      'camping-checklist',
+      'rain-gear-review',
+      'trail-food',
+    ],
   },
   travel: {
     keywords: ['budget travel', 'travel insurance', 'carry-on packing', 'city breaks', 'train travel europe'],
@@ -42,9 +58,54 @@ export const TOPICS: Record<Topic, { keywords: string[]; nouns: string[]; pages:
   },
 };
 
-export const FIRST_NAMES = ['Ana', 'Ben', 'Chloe', 'David', 'Elena', 'Farid', 'Greta', 'Hugo', 'Ines', 'Jonas', 'Kira', 'Liam', 'Maya', 'Noah', 'Olga', 'Pablo', 'Quinn', 'Rosa', 'Sami', 'Tara'];
-export const LAST_NAMES = ['Alder', 'Brook', 'Castillo', 'Dunn', 'Eriksen', 'Fischer', 'Garcia', 'Hale', 'Ivanova', 'Jensen', 'Khan', 'Larsen', 'Moreau', 'Novak', 'Okafor', 'Petrov'];
-export const ROLES: [string, string][] = [['Editor', 'editorial'], ['Managing Editor', 'editorial'], ['Content Writer', 'editorial'], ['Marketing Manager', 'marketing'], ['Founder', 'leadership'], ['Webmaster', 'technical']];
+export const FIRST_NAMES = [
+  'Ana',
+  'Ben',
+  'Chloe',
+  'David',
+  'Elena',
+  'Farid',
+  'Greta',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Kira',
+  'Liam',
+  'Maya',
+  'Noah',
+  'Olga',
+  'Pablo',
+  'Quinn',
+  'Rosa',
+  'Sami',
+  'Tara',
+];
+export const LAST_NAMES = [
+  'Alder',
+  'Brook',
+  'Castillo',
+  'Dunn',
+  'Eriksen',
+  'Fischer',
+  'Garcia',
+  'Hale',
+  'Ivanova',
+  'Jensen',
+  'Khan',
+  'Larsen',
+  'Moreau',
+  'Novak',
+  'Okafor',
+  'Petrov',
+];
+export const ROLES: [string, string][] = [
+  ['Editor', 'editorial'],
+  ['Managing Editor', 'editorial'],
+  ['Content Writer', 'editorial'],
+  ['Marketing Manager', 'marketing'],
+  ['Founder', 'leadership'],
+  ['Webmaster', 'technical'],
+];
 export const PLATFORMS: [string, string[]][] = [
   ['reddit', ['r/hiking', 'r/CampingGear', 'r/Ultralight', 'r/travel', 'r/gravelcycling']],
   ['hackernews', ['Ask HN', 'Show HN']],

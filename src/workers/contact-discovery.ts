@@ -36,7 +36,15 @@ export type DiscoveryOutcome =
   | { outcome: 'not_found'; contact: null };
 
 /** A prospect as a finder reads it. */
-export const prospectFacts = (p: { id: string; url: string; domain: string; title: string | null; description: string | null; contentExcerpt: string | null; contactPaths: unknown[] }): ProspectFacts => ({
+export const prospectFacts = (p: {
+  id: string;
+  url: string;
+  domain: string;
+  title: string | null;
+  description: string | null;
+  contentExcerpt: string | null;
+  contactPaths: unknown[];
+}): ProspectFacts => ({
   id: p.id,
   url: p.url,
   domain: p.domain,
@@ -55,12 +63,16 @@ export class ContactDiscoveryStore {
 
   constructor(store: Store) {
     const { sqlite } = store;
-    this.findByEmail = sqlite.prepare('SELECT * FROM contacts WHERE prospect_id = ? AND email = ? COLLATE NOCASE ORDER BY created_at, id LIMIT 1');
-    this.insertContact = sqlite.prepare(`INSERT INTO contacts (id, prospect_id, site_id, project_id, email, full_name, role, role_category, company,
+    this.findByEmail = sqlite.prepare(
+      'SELECT * FROM contacts WHERE prospect_id = ? AND email = ? COLLATE NOCASE ORDER BY created_at, id LIMIT 1',
+    );
+    this.insertContact =
+      sqlite.prepare(`INSERT INTO contacts (id, prospect_id, site_id, project_id, email, full_name, role, role_category, company,
       source, source_provider, source_url, source_reference, status, verification_status, last_verified_at, suppression_reason, created_at, updated_at)
       VALUES (@id, @prospect_id, @site_id, @project_id, @email, @full_name, @role, @role_category, @company,
       @source, @source_provider, @source_url, @source_reference, @status, @verification_status, @last_verified_at, @suppression_reason, @created_at, @updated_at)`);
-    this.insertJob = sqlite.prepare(`INSERT INTO discovery_jobs (id, site_id, project_id, type, status, subject_type, subject_id, current_attempt,
+    this.insertJob =
+      sqlite.prepare(`INSERT INTO discovery_jobs (id, site_id, project_id, type, status, subject_type, subject_id, current_attempt,
       max_attempts, scheduled_at, canceled_at, completed_at, last_error, created_at, updated_at)
       VALUES (@id, @site_id, @project_id, @type, @status, @subject_type, @subject_id, @current_attempt,
       @max_attempts, @scheduled_at, @canceled_at, @completed_at, @last_error, @created_at, @updated_at)`);
@@ -138,7 +150,9 @@ export interface DiscoveryWorkerDeps {
 export function recoverInterruptedJobs(store: Store, nowIso: string): number {
   return Number(
     store.sqlite
-      .prepare("UPDATE discovery_jobs SET status = 'queued', updated_at = ? WHERE status = 'running' AND id IN (SELECT job_id FROM contact_discovery_work)")
+      .prepare(
+        "UPDATE discovery_jobs SET status = 'queued', updated_at = ? WHERE status = 'running' AND id IN (SELECT job_id FROM contact_discovery_work)",
+      )
       .run(nowIso).changes,
   );
 }
@@ -149,9 +163,15 @@ export function createDiscoveryWorker({ store, clock, config, finder, logger }: 
   const contacts = new ContactDiscoveryStore(store);
   const due = sqlite.prepare(`SELECT j.* FROM discovery_jobs j JOIN contact_discovery_work w ON w.job_id = j.id
     WHERE j.status = 'queued' AND j.scheduled_at <= ? ORDER BY j.scheduled_at, j.id LIMIT ?`);
-  const claim = sqlite.prepare("UPDATE discovery_jobs SET status = 'running', current_attempt = current_attempt + 1, updated_at = ? WHERE id = ? AND status = 'queued'");
-  const finish = sqlite.prepare('UPDATE discovery_jobs SET status = ?, completed_at = ?, last_error = ?, updated_at = ? WHERE id = ?');
-  const retry = sqlite.prepare("UPDATE discovery_jobs SET status = 'queued', scheduled_at = ?, last_error = ?, updated_at = ? WHERE id = ?");
+  const claim = sqlite.prepare(
+    "UPDATE discovery_jobs SET status = 'running', current_attempt = current_attempt + 1, updated_at = ? WHERE id = ? AND status = 'queued'",
+  );
+  const finish = sqlite.prepare(
+    'UPDATE discovery_jobs SET status = ?, completed_at = ?, last_error = ?, updated_at = ? WHERE id = ?',
+  );
+  const retry = sqlite.prepare(
+    "UPDATE discovery_jobs SET status = 'queued', scheduled_at = ?, last_error = ?, updated_at = ? WHERE id = ?",
+  );
   const prospectOf = sqlite.prepare('SELECT * FROM prospects WHERE id = ?');
 
   const step = async () => {
@@ -169,7 +189,12 @@ export function createDiscoveryWorker({ store, clock, config, finder, logger }: 
         const candidates = await finder.find(prospectFacts(prospect));
         store.transaction(() => {
           const now = isoAt(clock.now());
-          const result = contacts.save({ id: prospect.id, siteId: prospectRow.site_id, projectId: prospectRow.project_id }, candidates, finder.name, now);
+          const result = contacts.save(
+            { id: prospect.id, siteId: prospectRow.site_id, projectId: prospectRow.project_id },
+            candidates,
+            finder.name,
+            now,
+          );
           if (result.outcome === 'not_found') finish.run('failed', null, 'no contact address was found', now, job.id);
           else finish.run('completed', now, null, now, job.id);
         });
@@ -177,7 +202,8 @@ export function createDiscoveryWorker({ store, clock, config, finder, logger }: 
         const message = error instanceof Error ? error.message : String(error);
         const retryable = !(error instanceof ProviderError) || error.retryable;
         const now = clock.now();
-        if (retryable && attempt < job.max_attempts) retry.run(isoAt(now + config.outbox.backoffMs * 2 ** (attempt - 1)), message, isoAt(now), job.id);
+        if (retryable && attempt < job.max_attempts)
+          retry.run(isoAt(now + config.outbox.backoffMs * 2 ** (attempt - 1)), message, isoAt(now), job.id);
         else finish.run('failed', null, message, isoAt(now), job.id);
         logger.log('warn', 'contact discovery attempt failed', { jobId: job.id, attempt, retryable, error: message });
       }

@@ -46,7 +46,12 @@ export interface WorkerDeps {
 export function createWorkers({ store, clock, config, providers, logger, metrics }: WorkerDeps): Workers {
   const outbox = createOutboxWorker({ store, clock, config, mail: providers.mail, logger, metrics });
   const discovery = createDiscoveryWorker({ store, clock, config, finder: providers.contactFinder, logger });
-  const purge = createWorker('idempotency-purge', PURGE_INTERVAL_MS, async () => purgeExpiredKeys(store, isoAt(clock.now())), logger);
+  const purge = createWorker(
+    'idempotency-purge',
+    PURGE_INTERVAL_MS,
+    async () => purgeExpiredKeys(store, isoAt(clock.now())),
+    logger,
+  );
   const monitor = createMonitorWorker({ store, clock, config, logger, metrics });
   const all = [outbox, discovery, purge, ...(config.monitor.enabled ? [monitor] : [])];
   let running = false;
@@ -59,7 +64,8 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
       // No request is served yet: whatever is in flight belongs to a process that is gone.
       const released = releaseAbandonedKeys(store);
       const requeued = recoverInterruptedJobs(store, isoAt(clock.now()));
-      if (released || requeued) logger.log('info', 'recovered interrupted work', { releasedIdempotencyKeys: released, requeuedJobs: requeued });
+      if (released || requeued)
+        logger.log('info', 'recovered interrupted work', { releasedIdempotencyKeys: released, requeuedJobs: requeued });
       for (const worker of all) worker.start();
       running = true;
     },

@@ -10,7 +10,14 @@ import http from 'node:http';
 import https from 'node:https';
 import robotsParserModule from 'robots-parser';
 import type { Config } from '../config.js';
-import { decoderFor, discard, readBody, type SafeOpenOptions, type SafeResponse, safeOpen } from '../providers/safe-fetch.js';
+import {
+  decoderFor,
+  discard,
+  readBody,
+  type SafeOpenOptions,
+  type SafeResponse,
+  safeOpen,
+} from '../providers/safe-fetch.js';
 import { VERSION } from '../version.js';
 import { headerNofollow, LinkScanner } from './monitor-links.js';
 import type { FetchOutcome } from './monitor-rules.js';
@@ -39,7 +46,10 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  */
 export class PageFetcher {
   private readonly options: SafeOpenOptions;
-  private readonly agents = { http: new http.Agent({ keepAlive: true, maxFreeSockets: 1 }), https: new https.Agent({ keepAlive: true, maxFreeSockets: 1 }) };
+  private readonly agents = {
+    http: new http.Agent({ keepAlive: true, maxFreeSockets: 1 }),
+    https: new https.Agent({ keepAlive: true, maxFreeSockets: 1 }),
+  };
   private readonly robots = new Map<string, RobotsEntry>();
   private readonly robotsAsked = new Set<string>();
 
@@ -90,7 +100,10 @@ export class PageFetcher {
         entry = { rules: robotsParser(robotsUrl, text) };
       } else {
         discard(response);
-        entry = response.status >= 500 || response.status === 429 ? { unreadable: `robots.txt answered HTTP ${response.status}` } : { rules: null };
+        entry =
+          response.status >= 500 || response.status === 429
+            ? { unreadable: `robots.txt answered HTTP ${response.status}` }
+            : { rules: null };
       }
     } catch (error) {
       entry = { unreadable: `robots.txt could not be read: ${message(error)}` };
@@ -105,7 +118,8 @@ export class PageFetcher {
   async check(sourceUrl: string, targetUrl: string): Promise<FetchOutcome> {
     if (this.monitor.respectRobotsTxt) {
       const entry = this.robots.get(originOf(sourceUrl));
-      if (entry && 'unreadable' in entry) return { kind: 'failed', reason: entry.unreadable, finalSourceUrl: null, httpStatus: null };
+      if (entry && 'unreadable' in entry)
+        return { kind: 'failed', reason: entry.unreadable, finalSourceUrl: null, httpStatus: null };
       if (entry?.rules && entry.rules.isAllowed(sourceUrl, ROBOTS_TOKEN) === false) return { kind: 'disallowed' };
     }
     let response: SafeResponse;
@@ -123,12 +137,20 @@ export class PageFetcher {
     const scanner = new LinkScanner(targetUrl, finalSourceUrl);
     const decoder = decoderFor(contentType);
     try {
-      await readBody(response, this.monitor.maxBytes, (chunk) => scanner.write(decoder.decode(chunk, { stream: true })));
+      await readBody(response, this.monitor.maxBytes, (chunk) =>
+        scanner.write(decoder.decode(chunk, { stream: true })),
+      );
       scanner.write(decoder.decode());
     } catch (error) {
       return { kind: 'failed', reason: message(error), finalSourceUrl, httpStatus };
     }
-    return { kind: 'response', finalSourceUrl, httpStatus, scan: scanner.end(), headerNofollow: headerNofollow(headers['x-robots-tag']) };
+    return {
+      kind: 'response',
+      finalSourceUrl,
+      httpStatus,
+      scan: scanner.end(),
+      headerNofollow: headerNofollow(headers['x-robots-tag']),
+    };
   }
 
   /** Closes the pooled connections. */
@@ -261,6 +283,7 @@ export class HostScheduler {
   /** Keeps the host table small on passes over many hosts: a host idle past its delay needs no state. */
   private forgetIdleHosts(): void {
     const now = performance.now();
-    for (const [host, state] of this.hosts) if (!state.busy && state.tasks.length === 0 && state.readyAt <= now) this.hosts.delete(host);
+    for (const [host, state] of this.hosts)
+      if (!state.busy && state.tasks.length === 0 && state.readyAt <= now) this.hosts.delete(host);
   }
 }

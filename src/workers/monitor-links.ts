@@ -43,7 +43,14 @@ export interface LinkScan {
 
 /** `rel`-like token lists: lower-cased, deduplicated, sorted. */
 export const relTokens = (value: string | undefined | null): string[] =>
-  [...new Set((value ?? '').toLowerCase().split(/[\s,]+/).filter(Boolean))].sort();
+  [
+    ...new Set(
+      (value ?? '')
+        .toLowerCase()
+        .split(/[\s,]+/)
+        .filter(Boolean),
+    ),
+  ].sort();
 
 const saysNofollow = (directives: string[]) => directives.includes('nofollow') || directives.includes('none');
 
@@ -65,7 +72,8 @@ export function headerNofollow(values: string | string[] | undefined): boolean {
         scope = scoped[1]!;
         directive = scoped[2]!;
       }
-      if ((scope === null || scope === 'googlebot' || scope === 'outreach-api-monitor') && saysNofollow([directive])) return true;
+      if ((scope === null || scope === 'googlebot' || scope === 'outreach-api-monitor') && saysNofollow([directive]))
+        return true;
     }
   }
   return false;
@@ -111,7 +119,8 @@ export class LinkScanner {
   private open(name: string, attributes: Record<string, string>): void {
     if (this.capture) {
       if (name === 'a') this.capture.depth++;
-      else if (name === 'img' && this.capture.alt === null && attributes.alt !== undefined) this.capture.alt = attributes.alt;
+      else if (name === 'img' && this.capture.alt === null && attributes.alt !== undefined)
+        this.capture.alt = attributes.alt;
       return;
     }
     if (name === 'base' && !this.baseSeen && attributes.href !== undefined) {
@@ -123,11 +132,21 @@ export class LinkScanner {
       }
     } else if (name === 'meta' && !this.metaNofollow) {
       const metaName = (attributes.name ?? '').trim().toLowerCase();
-      if ((metaName === 'robots' || metaName === 'googlebot') && saysNofollow(relTokens(attributes.content))) this.metaNofollow = true;
-    } else if ((name === 'a' || name === 'area') && this.match === null && this.target !== null && attributes.href !== undefined) {
+      if ((metaName === 'robots' || metaName === 'googlebot') && saysNofollow(relTokens(attributes.content)))
+        this.metaNofollow = true;
+    } else if (
+      (name === 'a' || name === 'area') &&
+      this.match === null &&
+      this.target !== null &&
+      attributes.href !== undefined
+    ) {
       const href = attributes.href.trim();
       if (normaliseUrl(href, this.base) !== this.target) return;
-      this.match = { observedTargetUrl: new URL(href, this.base).href, observedAnchor: '', rel: relTokens(attributes.rel) };
+      this.match = {
+        observedTargetUrl: new URL(href, this.base).href,
+        observedAnchor: '',
+        rel: relTokens(attributes.rel),
+      };
       if (name === 'a') this.capture = { depth: 1, text: [], alt: null };
     }
   }

@@ -35,9 +35,22 @@ const sameList = (a: string[], b: string[]) => a.length === b.length && a.every(
  * its X-Robots-Tag says `nofollow` or `none`; `[]` without a match.
  */
 export function checkResult(outcome: FetchOutcome, previous: PreviousCheckRow | null): CheckResult {
-  const none = { targetFound: false, observedTargetUrl: null, observedAnchor: null, observedRel: [] as string[], error: null as string | null };
+  const none = {
+    targetFound: false,
+    observedTargetUrl: null,
+    observedAnchor: null,
+    observedRel: [] as string[],
+    error: null as string | null,
+  };
   if (outcome.kind === 'disallowed') return { ...none, status: 'blocked', finalSourceUrl: null, httpStatus: null };
-  if (outcome.kind === 'failed') return { ...none, status: 'error', finalSourceUrl: outcome.finalSourceUrl, httpStatus: outcome.httpStatus, error: outcome.reason };
+  if (outcome.kind === 'failed')
+    return {
+      ...none,
+      status: 'error',
+      finalSourceUrl: outcome.finalSourceUrl,
+      httpStatus: outcome.httpStatus,
+      error: outcome.reason,
+    };
   const { finalSourceUrl, httpStatus } = outcome;
   const base = { ...none, finalSourceUrl, httpStatus };
   if (httpStatus === 401 || httpStatus === 403 || httpStatus === 451) return { ...base, status: 'blocked' };
@@ -46,7 +59,9 @@ export function checkResult(outcome: FetchOutcome, previous: PreviousCheckRow | 
   if (httpStatus < 200 || httpStatus > 299 || !match) return { ...base, status: 'lost' };
   const nofollow = outcome.headerNofollow || outcome.scan!.metaNofollow;
   const observedRel = nofollow && !match.rel.includes('nofollow') ? [...match.rel, 'nofollow'].sort() : match.rel;
-  const changed = previous?.targetFound === true && (previous.observedAnchor !== match.observedAnchor || !sameList([...previous.observedRel].sort(), observedRel));
+  const changed =
+    previous?.targetFound === true &&
+    (previous.observedAnchor !== match.observedAnchor || !sameList([...previous.observedRel].sort(), observedRel));
   return {
     ...base,
     status: changed ? 'changed' : 'live',

@@ -18,7 +18,15 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { countMonitorCandidates, nextMonitorCandidates, recordBacklinkChecks, type BacklinkScope, type CheckStatus, type MonitorCandidate, type Walk } from '../repos/backlink-checks.js';
+import {
+  countMonitorCandidates,
+  nextMonitorCandidates,
+  recordBacklinkChecks,
+  type BacklinkScope,
+  type CheckStatus,
+  type MonitorCandidate,
+  type Walk,
+} from '../repos/backlink-checks.js';
 import { newId } from '../domain/ids.js';
 import { hostOf, HostScheduler, PageFetcher } from './monitor-fetch.js';
 import { checkResult, type FetchOutcome } from './monitor-rules.js';
@@ -123,7 +131,10 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
       );
     } catch (failure) {
       // Nothing of the group was written: those backlinks stay due for the next pass.
-      logger.log('error', 'recording backlink checks failed', { checks: items.length, error: failure instanceof Error ? failure.message : String(failure) });
+      logger.log('error', 'recording backlink checks failed', {
+        checks: items.length,
+        error: failure instanceof Error ? failure.message : String(failure),
+      });
       return;
     }
     checks.forEach((check, i) => {
@@ -154,7 +165,12 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
           // recorded below as a check without a response
         }
         if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-          record(row, { kind: 'failed', reason: url ? `refused to fetch a ${url.protocol} URL` : 'sourceUrl is not a URL', finalSourceUrl: null, httpStatus: null });
+          record(row, {
+            kind: 'failed',
+            reason: url ? `refused to fetch a ${url.protocol} URL` : 'sourceUrl is not a URL',
+            finalSourceUrl: null,
+            httpStatus: null,
+          });
           continue;
         }
         const host = hostOf(row.sourceUrl);

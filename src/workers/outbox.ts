@@ -49,7 +49,8 @@ export class Outbox {
   private readonly lastSubject;
 
   constructor(store: Store) {
-    this.insert = store.sqlite.prepare(`INSERT INTO thread_messages (id, thread_id, direction, status, from_email, to_emails, cc_emails, subject, body,
+    this.insert =
+      store.sqlite.prepare(`INSERT INTO thread_messages (id, thread_id, direction, status, from_email, to_emails, cc_emails, subject, body,
       sent_at, sender_id, attempts, next_attempt_at, last_error, created_at, updated_at)
       VALUES (@id, @thread_id, @direction, @status, @from_email, @to_emails, @cc_emails, @subject, @body,
       @sent_at, @sender_id, @attempts, @next_attempt_at, @last_error, @created_at, @updated_at)`);
@@ -109,26 +110,43 @@ interface DueMessage extends ThreadMessagesTable {
 export function createOutboxWorker({ store, clock, config, mail, logger, metrics }: OutboxWorkerDeps): Worker {
   const { sqlite } = store;
   const { backoffMs, maxAttempts } = config.outbox;
-  const due = sqlite.prepare(`SELECT m.*, s.display_name, s.reply_to_email FROM thread_messages m LEFT JOIN email_senders s ON s.id = m.sender_id
+  const due =
+    sqlite.prepare(`SELECT m.*, s.display_name, s.reply_to_email FROM thread_messages m LEFT JOIN email_senders s ON s.id = m.sender_id
     WHERE m.status = 'queued' AND m.direction = 'outbound' AND m.next_attempt_at <= ? AND m.attempts < ? ORDER BY m.next_attempt_at, m.id LIMIT ?`);
-  const lease = sqlite.prepare("UPDATE thread_messages SET attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'queued' AND attempts = ?");
-  const sent = sqlite.prepare("UPDATE thread_messages SET status = 'sent', sent_at = ?, next_attempt_at = NULL, last_error = NULL, updated_at = ? WHERE id = ?");
-  const failed = sqlite.prepare("UPDATE thread_messages SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE id = ?");
+  const lease = sqlite.prepare(
+    "UPDATE thread_messages SET attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'queued' AND attempts = ?",
+  );
+  const sent = sqlite.prepare(
+    "UPDATE thread_messages SET status = 'sent', sent_at = ?, next_attempt_at = NULL, last_error = NULL, updated_at = ? WHERE id = ?",
+  );
+  const failed = sqlite.prepare(
+    "UPDATE thread_messages SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE id = ?",
+  );
   const retry = sqlite.prepare('UPDATE thread_messages SET last_error = ?, updated_at = ? WHERE id = ?');
   // Passes never overlap (worker.ts), so at the start of one no attempt of this process is under
   // way: a queued row with its attempts used up was left by a process that stopped mid-attempt.
-  const exhausted = sqlite.prepare(`UPDATE thread_messages SET status = 'failed', next_attempt_at = NULL, updated_at = @now,
+  const exhausted =
+    sqlite.prepare(`UPDATE thread_messages SET status = 'failed', next_attempt_at = NULL, updated_at = @now,
     last_error = 'the process stopped during attempt ' || attempts || ' of ' || @max || '; whether the relay accepted it is unknown, and it is not attempted again'
     WHERE status = 'queued' AND direction = 'outbound' AND next_attempt_at IS NOT NULL AND attempts >= @max`);
 
   const step = async () => {
     const given = Number(exhausted.run({ now: isoAt(clock.now()), max: maxAttempts }).changes);
-    if (given) logger.log('warn', 'replies interrupted during their last delivery attempt marked failed', { count: given, maxAttempts });
+    if (given)
+      logger.log('warn', 'replies interrupted during their last delivery attempt marked failed', {
+        count: given,
+        maxAttempts,
+      });
     const messages = due.all(isoAt(clock.now()), maxAttempts, BATCH) as DueMessage[];
     for (const m of messages) {
       const attempt = m.attempts + 1;
       const now = clock.now();
-      if (Number(lease.run(attempt, isoAt(now + backoffMs * 2 ** (attempt - 1)), isoAt(now), m.id, m.attempts).changes) === 0) continue;
+      if (
+        Number(
+          lease.run(attempt, isoAt(now + backoffMs * 2 ** (attempt - 1)), isoAt(now), m.id, m.attempts).changes,
+        ) === 0
+      )
+        continue;
       const from = m.from_email ?? '';
       try {
         await mail.send({

@@ -48,7 +48,12 @@ export function createWorker(name: string, intervalMs: number, step: () => Promi
     }
     busy = true;
     runOnce()
-      .catch((error: unknown) => logger.log('error', 'background worker failed', { worker: name, error: error instanceof Error ? error.message : String(error) }))
+      .catch((error: unknown) =>
+        logger.log('error', 'background worker failed', {
+          worker: name,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      )
       .finally(() => {
         busy = false;
         if (again && !stopped) {

@@ -8,7 +8,10 @@ declare module 'autocannon' {
       path?: string;
       headers?: Record<string, string>;
       body?: string;
-      setupRequest?: (req: Record<string, unknown>, context: Record<string, unknown>) => Record<string, unknown> | undefined;
+      setupRequest?: (
+        req: Record<string, unknown>,
+        context: Record<string, unknown>,
+      ) => Record<string, unknown> | undefined;
     }
     interface Options {
       url: string;

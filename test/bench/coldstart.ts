@@ -29,7 +29,9 @@ function newestMtime(path: string): number {
 export function buildReason(): string | null {
   if (!existsSync(EXE) || !existsSync(BUNDLE)) return 'dist/outreach-api is missing';
   const sources = Math.max(...['src', 'sql', 'build', 'package-lock.json'].map((p) => newestMtime(join(ROOT, p))));
-  return Math.min(statSync(EXE).mtimeMs, statSync(BUNDLE).mtimeMs) < sources ? 'dist/outreach-api is older than the sources' : null;
+  return Math.min(statSync(EXE).mtimeMs, statSync(BUNDLE).mtimeMs) < sources
+    ? 'dist/outreach-api is older than the sources'
+    : null;
 }
 
 /** `npm run build`; returns its duration in seconds. @throws when the build fails. */
@@ -66,7 +68,12 @@ export async function coldStart(db: string, config: string, runs: number, logFil
   };
   for (const [, command] of variants) await once(command);
   for (let i = 0; i < runs; i++) for (const [name, command] of variants) samples[name].push(await once(command));
-  const summary = (xs: number[]) => ({ medianMs: median(xs), minMs: Math.min(...xs), maxMs: Math.max(...xs), samples: xs.map((x) => Math.round(x * 10) / 10) });
+  const summary = (xs: number[]) => ({
+    medianMs: median(xs),
+    minMs: Math.min(...xs),
+    maxMs: Math.max(...xs),
+    samples: xs.map((x) => Math.round(x * 10) / 10),
+  });
   const executable = summary(samples.executable);
   const nodeBundle = summary(samples.nodeBundle);
   return { runs, executable, nodeBundle, ratio: executable.medianMs / nodeBundle.medianMs };

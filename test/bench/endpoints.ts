@@ -52,8 +52,16 @@ export function fixtures(db: Database.Database): Fixtures {
        ORDER BY b.created_at DESC LIMIT 1`,
     )
     .get(site) as { id: string };
-  const drafts = (db.prepare('SELECT id FROM drafts WHERE site_id = ? ORDER BY created_at DESC LIMIT 1000').all(site) as { id: string }[]).map((r) => r.id);
-  const threads = (db.prepare('SELECT id FROM threads WHERE site_id = ? ORDER BY updated_at DESC LIMIT 1000').all(site) as { id: string }[]).map((r) => r.id);
+  const drafts = (
+    db.prepare('SELECT id FROM drafts WHERE site_id = ? ORDER BY created_at DESC LIMIT 1000').all(site) as {
+      id: string;
+    }[]
+  ).map((r) => r.id);
+  const threads = (
+    db.prepare('SELECT id FROM threads WHERE site_id = ? ORDER BY updated_at DESC LIMIT 1000').all(site) as {
+      id: string;
+    }[]
+  ).map((r) => r.id);
   return { backlinkId: backlink.id, drafts, threads };
 }
 
@@ -66,14 +74,27 @@ export function endpoints(fx: Fixtures, runId: string): Endpoint[] {
       body: `Hi there,\n\nI enjoyed your roundup and think our guide would fit your readers. Revision ${i}.\n\nBest,\nBench`,
     });
   const replyBody = (i: number) =>
-    JSON.stringify({ body: `Thanks for getting back to me! Here is the link we talked about (${i}).`, idempotencyKey: `bench-${runId}-${i}` });
+    JSON.stringify({
+      body: `Thanks for getting back to me! Here is the link we talked about (${i}).`,
+      idempotencyKey: `bench-${runId}-${i}`,
+    });
   return [
     { name: 'GET /me', kind: 'me', method: 'GET', url: `${API}/me` },
     { name: 'backlinks limit=25', kind: 'list', method: 'GET', url: `${project}/backlinks?limit=25` },
     { name: 'backlinks status=live', kind: 'list', method: 'GET', url: `${project}/backlinks?limit=25&status=live` },
     { name: 'backlinks page=20000', kind: 'deep', method: 'GET', url: `${project}/backlinks?limit=25&page=20000` },
-    { name: `prospects search`, kind: 'search', method: 'GET', url: `${project}/prospects?limit=25&search=${encodeURIComponent(PROSPECT_SEARCH)}` },
-    { name: `leads search`, kind: 'search', method: 'GET', url: `${project}/leads?limit=25&search=${encodeURIComponent(LEAD_SEARCH)}` },
+    {
+      name: `prospects search`,
+      kind: 'search',
+      method: 'GET',
+      url: `${project}/prospects?limit=25&search=${encodeURIComponent(PROSPECT_SEARCH)}`,
+    },
+    {
+      name: `leads search`,
+      kind: 'search',
+      method: 'GET',
+      url: `${project}/leads?limit=25&search=${encodeURIComponent(LEAD_SEARCH)}`,
+    },
     { name: 'backlink detail', kind: 'detail', method: 'GET', url: `${project}/backlinks/${fx.backlinkId}` },
     {
       name: 'PATCH draft',
@@ -151,10 +172,21 @@ function roleOf(e: Executed): Captured['statements'][number]['role'] {
   if (!sql.startsWith('select') && !sql.startsWith('with')) return 'write';
   if (/\brow_counts\b/.test(sql)) return 'total';
   if (/\bapi_tokens\b/.test(sql) && !/\bbacklinks\b|\bprospects\b|\bleads\b/.test(sql)) return 'auth';
-  if (/^select .* from "?(projects|sites)"? /.test(sql) && /"?id"? = \?/.test(sql) && !/\b(backlinks|prospects|leads|drafts|threads)\b/.test(sql)) return 'lookup';
+  if (
+    /^select .* from "?(projects|sites)"? /.test(sql) &&
+    /"?id"? = \?/.test(sql) &&
+    !/\b(backlinks|prospects|leads|drafts|threads)\b/.test(sql)
+  )
+    return 'lookup';
   const rows = e.rows;
   const single = Array.isArray(rows) ? (rows.length === 1 ? rows[0] : undefined) : rows;
-  if (single && typeof single === 'object' && Object.keys(single).length === 1 && typeof Object.values(single)[0] === 'number' && /count\(|row_counts|counter/.test(sql)) {
+  if (
+    single &&
+    typeof single === 'object' &&
+    Object.keys(single).length === 1 &&
+    typeof Object.values(single)[0] === 'number' &&
+    /count\(|row_counts|counter/.test(sql)
+  ) {
     return 'total';
   }
   return 'page';
@@ -168,7 +200,13 @@ export async function capture(dbPath: string, config: Config, list: Endpoint[]):
   const store = await openStore(dbPath);
   try {
     const recorder = recordStatements(store);
-    const { app } = createApp({ config, store, clock: systemClock, logger: silentLogger, providers: createProviders(config, silentLogger) });
+    const { app } = createApp({
+      config,
+      store,
+      clock: systemClock,
+      logger: silentLogger,
+      providers: createProviders(config, silentLogger),
+    });
     const out: Captured[] = [];
     for (const endpoint of list) {
       const req = endpoint.request?.(0);
@@ -186,7 +224,14 @@ export async function capture(dbPath: string, config: Config, list: Endpoint[]):
       if (res.status >= 300) throw new Error(`${endpoint.name}: the app answered ${res.status}: ${body.slice(0, 300)}`);
       const statements = recorder.log.map((e) => ({ sql: e.sql, params: e.params, role: roleOf(e) }));
       const parsed = JSON.parse(body) as { data?: { pagination?: { total?: number } } };
-      out.push({ endpoint, status: res.status, body, bytes: Buffer.byteLength(body), statements, total: parsed.data?.pagination?.total ?? null });
+      out.push({
+        endpoint,
+        status: res.status,
+        body,
+        bytes: Buffer.byteLength(body),
+        statements,
+        total: parsed.data?.pagination?.total ?? null,
+      });
     }
     return out;
   } finally {
@@ -204,7 +249,9 @@ export function directRoute(c: Captured): FloorRoute | null {
   if (c.endpoint.kind === 'write' || c.endpoint.kind === 'me') return null;
   const statements = c.statements.filter((s) => s.role === 'page').map(({ sql, params }) => ({ sql, params }));
   if (statements.length === 0) return null;
-  const parsed = JSON.parse(c.body) as { data: { pagination?: { page: number; limit: number; total: number; hasMore: boolean } } };
+  const parsed = JSON.parse(c.body) as {
+    data: { pagination?: { page: number; limit: number; total: number; hasMore: boolean } };
+  };
   const pagination = parsed.data.pagination ?? { page: 1, limit: 25, total: 0, hasMore: false };
   return { method: 'GET', url: c.endpoint.url, statements, pagination };
 }

@@ -27,7 +27,9 @@ let dbPath = ':memory:';
 let token: string;
 let label: string;
 if (scaleAt >= 0) {
-  const dataset = await ensureDataset(scaled(Number(argv[scaleAt + 1])), { log: (l) => process.stdout.write(`${l}\n`) });
+  const dataset = await ensureDataset(scaled(Number(argv[scaleAt + 1])), {
+    log: (l) => process.stdout.write(`${l}\n`),
+  });
   dbPath = join(dir, 'bench.db');
   copyFileSync(dataset.path, dbPath);
   token = BENCH_TOKEN;
@@ -41,7 +43,11 @@ migrate(store);
 if (scaleAt < 0) (await import('../../src/seed/demo.js')).seedDemo(store);
 const backlinks = (store.sqlite.prepare('SELECT count(*) AS n FROM backlinks').get() as { n: number }).n;
 
-const config = loadConfig(undefined, {}, { db: dbPath, 'server.port': 0, 'fixture.enabled': true, 'limits.requestsPerMinute': 0 });
+const config = loadConfig(
+  undefined,
+  {},
+  { db: dbPath, 'server.port': 0, 'fixture.enabled': true, 'limits.requestsPerMinute': 0 },
+);
 const started = performance.now();
 const server = await startServer({ config, store, logger: silentLogger });
 const startMs = performance.now() - started;
@@ -49,7 +55,11 @@ const startMs = performance.now() - started;
 const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
   const res = await fetch(`${server.origin}${path.startsWith('/__admin') ? '' : '/api/public/v1'}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as { data: any } };
@@ -57,18 +67,52 @@ const api = async (method: string, path: string, body?: unknown, headers: Record
 
 // Ids for the writes: the main project's biggest site, whose account the token belongs to.
 const first = (rows: unknown[]) => rows[0] as { id: string } | undefined;
-const site = scaleAt >= 0 ? { id: 'site_bench_blog', project_id: 'prj_bench_main' } : { id: 'site_demo_blog', project_id: 'prj_demo_main' };
+const site =
+  scaleAt >= 0
+    ? { id: 'site_bench_blog', project_id: 'prj_bench_main' }
+    : { id: 'site_demo_blog', project_id: 'prj_demo_main' };
 const S = `/projects/${site.project_id}/sites/${site.id}`;
 const draft = first(store.sqlite.prepare('SELECT id FROM drafts WHERE site_id = ? LIMIT 1').all(site.id));
 const thread = first(store.sqlite.prepare('SELECT id FROM threads WHERE site_id = ? LIMIT 1').all(site.id));
-const prospect = first(store.sqlite.prepare('SELECT id FROM prospects WHERE site_id = ? AND contact_paths IS NOT NULL LIMIT 1').all(site.id));
+const prospect = first(
+  store.sqlite.prepare('SELECT id FROM prospects WHERE site_id = ? AND contact_paths IS NOT NULL LIMIT 1').all(site.id),
+);
 const contact = first(store.sqlite.prepare('SELECT id FROM contacts WHERE site_id = ? LIMIT 1').all(site.id));
 
 const writes: [string, () => Promise<{ status: number }>][] = [
-  ['edit draft', () => api('PATCH', `${S}/drafts/${draft?.id}`, { subject: 'Benchmark subject', body: 'A benchmark body long enough to pass.' })],
-  ['regenerate draft', () => api('POST', `${S}/drafts/${draft?.id}/regenerate`, { instruction: 'short' }, { 'idempotency-key': 'bench-regenerate' })],
-  ['reply', () => api('POST', `${S}/threads/${thread?.id}/replies`, { body: 'A benchmark reply.', idempotencyKey: 'bench-reply-0001' })],
-  ['discover contact', () => api('POST', `/projects/${site.project_id}/prospects/${prospect?.id}/contact-discovery`, { idempotencyKey: 'bench-discover' })],
+  [
+    'edit draft',
+    () =>
+      api('PATCH', `${S}/drafts/${draft?.id}`, {
+        subject: 'Benchmark subject',
+        body: 'A benchmark body long enough to pass.',
+      }),
+  ],
+  [
+    'regenerate draft',
+    () =>
+      api(
+        'POST',
+        `${S}/drafts/${draft?.id}/regenerate`,
+        { instruction: 'short' },
+        { 'idempotency-key': 'bench-regenerate' },
+      ),
+  ],
+  [
+    'reply',
+    () =>
+      api('POST', `${S}/threads/${thread?.id}/replies`, {
+        body: 'A benchmark reply.',
+        idempotencyKey: 'bench-reply-0001',
+      }),
+  ],
+  [
+    'discover contact',
+    () =>
+      api('POST', `/projects/${site.project_id}/prospects/${prospect?.id}/contact-discovery`, {
+        idempotencyKey: 'bench-discover',
+      }),
+  ],
   ['verify contact', () => api('POST', `${S}/contacts/${contact?.id}/verify`, { idempotencyKey: 'bench-verify-01' })],
 ];
 
@@ -92,10 +136,15 @@ rmSync(dir, { recursive: true, force: true });
 
 resets.sort((a, b) => a - b);
 cpu.sort((a, b) => a - b);
-const q = (p: number, values = resets) => values[Math.min(values.length - 1, Math.floor(p * values.length))]!.toFixed(2);
+const q = (p: number, values = resets) =>
+  values[Math.min(values.length - 1, Math.floor(p * values.length))]!.toFixed(2);
 process.stdout.write(`${label}: ${backlinks} backlinks\n`);
 process.stdout.write(`  start-up with the first snapshot: ${startMs.toFixed(0)} ms\n`);
 process.stdout.write(`  writes per round: ${[...served].join(', ')}\n`);
-process.stdout.write(`  reset (${ROUNDS} rounds), its { ms }: min ${q(0)} ms, median ${q(0.5)} ms, p90 ${q(0.9)} ms, max ${resets.at(-1)!.toFixed(2)} ms\n`);
-process.stdout.write(`  CPU time of the whole reset request: median ${q(0.5, cpu)} ms, max ${cpu.at(-1)!.toFixed(2)} ms\n`);
+process.stdout.write(
+  `  reset (${ROUNDS} rounds), its { ms }: min ${q(0)} ms, median ${q(0.5)} ms, p90 ${q(0.9)} ms, max ${resets.at(-1)!.toFixed(2)} ms\n`,
+);
+process.stdout.write(
+  `  CPU time of the whole reset request: median ${q(0.5, cpu)} ms, max ${cpu.at(-1)!.toFixed(2)} ms\n`,
+);
 process.stdout.write(`  snapshot after one round of writes: ${snapshotMs.toFixed(2)} ms\n`);

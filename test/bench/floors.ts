@@ -82,7 +82,9 @@ async function serveFramework(spec: FloorSpec): Promise<void> {
     }
     bodies.set(at < 0 ? '' : route.url.slice(at), body);
   }
-  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => process.stdout.write(`listening ${info.port}\n`));
+  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) =>
+    process.stdout.write(`listening ${info.port}\n`),
+  );
   process.on('SIGTERM', () => {
     server.close();
     (server as { closeAllConnections?: () => void }).closeAllConnections?.();
@@ -111,8 +113,22 @@ async function main(specPath: string): Promise<void> {
       const pagination = route.pagination!;
       handler =
         statements.length === 1
-          ? (res) => send(res, JSON.stringify({ ok: true, data: { data: statements[0]!.stmt.all(...statements[0]!.params), pagination } }))
-          : (res) => send(res, JSON.stringify({ ok: true, data: { results: statements.map((s) => s.stmt.all(...s.params)), pagination } }));
+          ? (res) =>
+              send(
+                res,
+                JSON.stringify({
+                  ok: true,
+                  data: { data: statements[0]!.stmt.all(...statements[0]!.params), pagination },
+                }),
+              )
+          : (res) =>
+              send(
+                res,
+                JSON.stringify({
+                  ok: true,
+                  data: { results: statements.map((s) => s.stmt.all(...s.params)), pagination },
+                }),
+              );
     }
     if (route.url === null) byMethod.set(route.method, handler);
     else exact.set(`${route.method} ${route.url}`, handler);

@@ -25,7 +25,13 @@ import { migrate } from '../../src/db/migrate.js';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { importDocument, type ImportDocument } from '../../src/import/index.js';
 import {
-  BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TYPES, THREAD_CLASSIFICATIONS, THREAD_OUTCOMES, THREAD_STATUSES,
+  BACKLINK_STATUSES,
+  DRAFT_STATUSES,
+  LEAD_STAGES,
+  LEAD_TYPES,
+  THREAD_CLASSIFICATIONS,
+  THREAD_OUTCOMES,
+  THREAD_STATUSES,
 } from '../../src/domain/enums.js';
 import { Rng } from '../../src/seed/rng.js';
 
@@ -60,10 +66,18 @@ export interface Sizes {
   drafts: number;
   threads: number;
 }
-export const FULL_SIZES: Sizes = { backlinks: 1_000_000, prospects: 200_000, leads: 200_000, drafts: 100_000, threads: 100_000 };
+export const FULL_SIZES: Sizes = {
+  backlinks: 1_000_000,
+  prospects: 200_000,
+  leads: 200_000,
+  drafts: 100_000,
+  threads: 100_000,
+};
 
 export const scaled = (scale: number): Sizes =>
-  Object.fromEntries(Object.entries(FULL_SIZES).map(([k, v]) => [k, Math.max(100, Math.round(v * scale))])) as unknown as Sizes;
+  Object.fromEntries(
+    Object.entries(FULL_SIZES).map(([k, v]) => [k, Math.max(100, Math.round(v * scale))]),
+  ) as unknown as Sizes;
 
 const BASE_MS = Date.parse('2026-10-01T00:00:00.000Z');
 const SPAN_MS = 730 * 24 * 3_600_000;
@@ -73,18 +87,114 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The time of record `i` of `n`: spread evenly over the span, oldest first, whole seconds. */
 const timeOf = (i: number, n: number) => BASE_MS - SPAN_MS + Math.floor((i * SPAN_MS) / n / 1000) * 1000;
 
-
 // ---- vocabulary --------------------------------------------------------------------------------
 
-const NOUNS = ['trail', 'summit', 'camp', 'ridge', 'forest', 'peak', 'nomad', 'journey', 'atlas', 'compass', 'pedal', 'gravel', 'spoke', 'signal', 'pixel', 'harbor', 'canyon', 'meadow', 'river', 'alpine'];
+const NOUNS = [
+  'trail',
+  'summit',
+  'camp',
+  'ridge',
+  'forest',
+  'peak',
+  'nomad',
+  'journey',
+  'atlas',
+  'compass',
+  'pedal',
+  'gravel',
+  'spoke',
+  'signal',
+  'pixel',
+  'harbor',
+  'canyon',
+  'meadow',
+  'river',
+  'alpine',
+];
 const SUFFIXES = ['notes', 'journal', 'guide', 'weekly', 'hub', 'insider', 'talk', 'review', 'lab', 'daily'];
-const KEYWORDS = ['hiking boots', 'camping stove', 'rain jacket', 'sleeping bag', 'trekking poles', 'trail running shoes', 'budget travel', 'carry-on packing', 'gravel bike', 'bike maintenance', 'gps watch', 'offline maps', 'backpacking tent', 'down jacket', 'headlamp'];
-const TITLE_TAILS = ['the complete guide', 'our top picks', 'what we learned', 'tested and reviewed', 'a beginner guide', 'everything you need', 'the 2026 update'];
-const PAGES = ['best-gear', 'buying-guide', 'resources', 'gear-list', 'beginner-tips', 'reviews', 'checklist', 'links', 'roundup', 'faq'];
-const FIRST = ['Ana', 'Ben', 'Chloe', 'David', 'Elena', 'Farid', 'Greta', 'Hugo', 'Ines', 'Jonas', 'Kira', 'Liam', 'Maya', 'Noah', 'Olga', 'Pablo'];
-const LAST = ['Alder', 'Brook', 'Castillo', 'Dunn', 'Eriksen', 'Fischer', 'Garcia', 'Hale', 'Ivanova', 'Jensen', 'Khan', 'Larsen', 'Moreau', 'Novak'];
+const KEYWORDS = [
+  'hiking boots',
+  'camping stove',
+  'rain jacket',
+  'sleeping bag',
+  'trekking poles',
+  'trail running shoes',
+  'budget travel',
+  'carry-on packing',
+  'gravel bike',
+  'bike maintenance',
+  'gps watch',
+  'offline maps',
+  'backpacking tent',
+  'down jacket',
+  'headlamp',
+];
+const TITLE_TAILS = [
+  'the complete guide',
+  'our top picks',
+  'what we learned',
+  'tested and reviewed',
+  'a beginner guide',
+  'everything you need',
+  'the 2026 update',
+];
+const PAGES = [
+  'best-gear',
+  'buying-guide',
+  'resources',
+  'gear-list',
+  'beginner-tips',
+  'reviews',
+  'checklist',
+  'links',
+  'roundup',
+  'faq',
+];
+const FIRST = [
+  'Ana',
+  'Ben',
+  'Chloe',
+  'David',
+  'Elena',
+  'Farid',
+  'Greta',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Kira',
+  'Liam',
+  'Maya',
+  'Noah',
+  'Olga',
+  'Pablo',
+];
+const LAST = [
+  'Alder',
+  'Brook',
+  'Castillo',
+  'Dunn',
+  'Eriksen',
+  'Fischer',
+  'Garcia',
+  'Hale',
+  'Ivanova',
+  'Jensen',
+  'Khan',
+  'Larsen',
+  'Moreau',
+  'Novak',
+];
 const CATEGORIES = ['guest_post', 'resource_page', 'mention', 'directory', 'forum', 'link_insertion'];
-const ANCHORS = ['this guide', 'hiking boots', 'read more', 'our review', 'the best tents', 'here', 'gear checklist', 'camping stove test'];
+const ANCHORS = [
+  'this guide',
+  'hiking boots',
+  'read more',
+  'our review',
+  'the best tents',
+  'here',
+  'gear checklist',
+  'camping stove test',
+];
 const PLATFORMS: [string, string[]][] = [
   ['reddit', ['r/hiking', 'r/CampingGear', 'r/Ultralight', 'r/travel', 'r/gravelcycling']],
   ['hackernews', ['Ask HN', 'Show HN']],
@@ -114,7 +224,12 @@ interface SiteSpec {
 }
 
 interface Layout {
-  doc: Required<Pick<ImportDocument, 'accounts' | 'tokens' | 'projects' | 'sites' | 'keywords' | 'emailConnections' | 'emailSenders' | 'discoveryJobs'>>;
+  doc: Required<
+    Pick<
+      ImportDocument,
+      'accounts' | 'tokens' | 'projects' | 'sites' | 'keywords' | 'emailConnections' | 'emailSenders' | 'discoveryJobs'
+    >
+  >;
   sites: SiteSpec[];
   /** Picks a site for a record of a collection whose bench share is `share`. */
   siteFor(rng: Rng, share: number): SiteSpec;
@@ -122,42 +237,130 @@ interface Layout {
 
 function layout(rng: Rng): Layout {
   const createdMs = BASE_MS - SPAN_MS - 30 * DAY;
-  const doc: Layout['doc'] = { accounts: [], tokens: [], projects: [], sites: [], keywords: [], emailConnections: [], emailSenders: [], discoveryJobs: [] };
+  const doc: Layout['doc'] = {
+    accounts: [],
+    tokens: [],
+    projects: [],
+    sites: [],
+    keywords: [],
+    emailConnections: [],
+    emailSenders: [],
+    discoveryJobs: [],
+  };
   const sites: SiteSpec[] = [];
   const addSite = (id: string, projectId: string, name: string, domain: string) => {
-    doc.sites.push({ id, projectId, name, domain, url: `https://${domain}/`, status: 'active', createdAt: iso(createdMs), updatedAt: iso(createdMs) });
+    doc.sites.push({
+      id,
+      projectId,
+      name,
+      domain,
+      url: `https://${domain}/`,
+      status: 'active',
+      createdAt: iso(createdMs),
+      updatedAt: iso(createdMs),
+    });
     sites.push({ id, projectId, domain });
-    for (let k = 0; k < 5; k++) doc.keywords.push({ id: `kw_${id}_${k}`, siteId: id, keyword: KEYWORDS[(k * 3 + sites.length) % KEYWORDS.length]!, createdAt: iso(createdMs + k * HOUR) });
+    for (let k = 0; k < 5; k++)
+      doc.keywords.push({
+        id: `kw_${id}_${k}`,
+        siteId: id,
+        keyword: KEYWORDS[(k * 3 + sites.length) % KEYWORDS.length]!,
+        createdAt: iso(createdMs + k * HOUR),
+      });
     const conn = `conn_${id}`;
     doc.emailConnections.push({
-      id: conn, siteId: id, provider: 'gmail', status: 'connected', accountEmail: `outreach@${domain}`, providerRegion: 'eu', hasError: false,
-      connectedAt: iso(createdMs), lastTestedAt: iso(BASE_MS - DAY), createdAt: iso(createdMs), updatedAt: iso(BASE_MS - DAY),
+      id: conn,
+      siteId: id,
+      provider: 'gmail',
+      status: 'connected',
+      accountEmail: `outreach@${domain}`,
+      providerRegion: 'eu',
+      hasError: false,
+      connectedAt: iso(createdMs),
+      lastTestedAt: iso(BASE_MS - DAY),
+      createdAt: iso(createdMs),
+      updatedAt: iso(BASE_MS - DAY),
     });
     doc.emailSenders.push({
-      id: `snd_${id}`, siteId: id, connectionId: conn, source: 'oauth', status: 'active', verificationStatus: 'verified',
-      displayName: `Outreach at ${name}`, email: `outreach@${domain}`, replyToEmail: null, dailyLimit: 50, healthStatus: 'healthy',
-      warmupStatus: 'warmed', healthScore: 0.93, createdAt: iso(createdMs), updatedAt: iso(BASE_MS - DAY),
+      id: `snd_${id}`,
+      siteId: id,
+      connectionId: conn,
+      source: 'oauth',
+      status: 'active',
+      verificationStatus: 'verified',
+      displayName: `Outreach at ${name}`,
+      email: `outreach@${domain}`,
+      replyToEmail: null,
+      dailyLimit: 50,
+      healthStatus: 'healthy',
+      warmupStatus: 'warmed',
+      healthScore: 0.93,
+      createdAt: iso(createdMs),
+      updatedAt: iso(BASE_MS - DAY),
     });
     for (let j = 0; j < 2; j++) {
       const at = createdMs + (j + 1) * 90 * DAY;
       doc.discoveryJobs.push({
-        id: `job_${id}_${j}`, siteId: id, type: 'prospect_discovery', status: 'completed', subjectType: 'site', subjectId: id, currentAttempt: 1,
-        maxAttempts: 3, scheduledAt: iso(at), completedAt: iso(at + 20 * 60_000), createdAt: iso(at), updatedAt: iso(at + 20 * 60_000),
+        id: `job_${id}_${j}`,
+        siteId: id,
+        type: 'prospect_discovery',
+        status: 'completed',
+        subjectType: 'site',
+        subjectId: id,
+        currentAttempt: 1,
+        maxAttempts: 3,
+        scheduledAt: iso(at),
+        completedAt: iso(at + 20 * 60_000),
+        createdAt: iso(at),
+        updatedAt: iso(at + 20 * 60_000),
         queries: [0, 1, 2].map((q) => ({
-          id: `dq_${id}_${j}_${q}`, query: `${KEYWORDS[(j + q) % KEYWORDS.length]} resources`, status: 'completed' as const, opportunityType: 'resource_page',
-          rawResultCount: 40, uniqueCandidateCount: 30, qualifiedCount: 6, startedAt: iso(at + q * 60_000), completedAt: iso(at + q * 60_000 + 45_000), hasError: false,
+          id: `dq_${id}_${j}_${q}`,
+          query: `${KEYWORDS[(j + q) % KEYWORDS.length]} resources`,
+          status: 'completed' as const,
+          opportunityType: 'resource_page',
+          rawResultCount: 40,
+          uniqueCandidateCount: 30,
+          qualifiedCount: 6,
+          startedAt: iso(at + q * 60_000),
+          completedAt: iso(at + q * 60_000 + 45_000),
+          hasError: false,
         })),
       });
     }
   };
 
   // The bench account: the big project and a smaller one.
-  doc.accounts.push({ id: BENCH_ACCOUNT_ID, email: 'owner@bench.example', name: 'Bench Owner', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00.000Z', createdAt: iso(createdMs), updatedAt: iso(createdMs) });
-  doc.tokens.push({ accountId: BENCH_ACCOUNT_ID, name: 'bench (every scope)', scopes: [...SCOPES], token: BENCH_TOKEN });
-  doc.projects.push({ id: BENCH_PROJECT_ID, accountId: BENCH_ACCOUNT_ID, name: 'Bench main', createdAt: iso(createdMs), updatedAt: iso(createdMs) });
+  doc.accounts.push({
+    id: BENCH_ACCOUNT_ID,
+    email: 'owner@bench.example',
+    name: 'Bench Owner',
+    plan: 'pro',
+    planExpiresAt: '2099-01-01T00:00:00.000Z',
+    createdAt: iso(createdMs),
+    updatedAt: iso(createdMs),
+  });
+  doc.tokens.push({
+    accountId: BENCH_ACCOUNT_ID,
+    name: 'bench (every scope)',
+    scopes: [...SCOPES],
+    token: BENCH_TOKEN,
+  });
+  doc.projects.push({
+    id: BENCH_PROJECT_ID,
+    accountId: BENCH_ACCOUNT_ID,
+    name: 'Bench main',
+    createdAt: iso(createdMs),
+    updatedAt: iso(createdMs),
+  });
   for (const s of BENCH_SITES) addSite(s.id, BENCH_PROJECT_ID, cap(s.id.slice(11)), `${s.id.slice(11)}.bench.example`);
   const others: { site: SiteSpec; weight: number }[] = [];
-  doc.projects.push({ id: 'prj_bench_side', accountId: BENCH_ACCOUNT_ID, name: 'Bench side', createdAt: iso(createdMs), updatedAt: iso(createdMs) });
+  doc.projects.push({
+    id: 'prj_bench_side',
+    accountId: BENCH_ACCOUNT_ID,
+    name: 'Bench side',
+    createdAt: iso(createdMs),
+    updatedAt: iso(createdMs),
+  });
   addSite('site_bench_side_a', 'prj_bench_side', 'Side A', 'side-a.bench.example');
   addSite('site_bench_side_b', 'prj_bench_side', 'Side B', 'side-b.bench.example');
   others.push({ site: sites[3]!, weight: 1 / 2 }, { site: sites[4]!, weight: 1 / 3 });
@@ -166,11 +369,25 @@ function layout(rng: Rng): Layout {
   const plans = ['free', 'pro', 'lifetime'] as const;
   for (let a = 1; a < 30; a++) {
     const accountId = `acct_${pad(a, 3)}`;
-    doc.accounts.push({ id: accountId, email: `owner${a}@acct${a}.example`, name: `Account ${a}`, plan: plans[a % 3]!, planExpiresAt: a % 3 === 1 ? '2027-06-01T00:00:00.000Z' : null, createdAt: iso(createdMs), updatedAt: iso(createdMs) });
+    doc.accounts.push({
+      id: accountId,
+      email: `owner${a}@acct${a}.example`,
+      name: `Account ${a}`,
+      plan: plans[a % 3]!,
+      planExpiresAt: a % 3 === 1 ? '2027-06-01T00:00:00.000Z' : null,
+      createdAt: iso(createdMs),
+      updatedAt: iso(createdMs),
+    });
     const projects = rng.int(1, 3);
     for (let p = 0; p < projects; p++) {
       const projectId = `prj_${pad(a, 3)}_${p}`;
-      doc.projects.push({ id: projectId, accountId, name: `Project ${a}.${p}`, createdAt: iso(createdMs), updatedAt: iso(createdMs) });
+      doc.projects.push({
+        id: projectId,
+        accountId,
+        name: `Project ${a}.${p}`,
+        createdAt: iso(createdMs),
+        updatedAt: iso(createdMs),
+      });
       const count = rng.int(1, 3);
       for (let s = 0; s < count; s++) {
         const id = `site_${pad(a, 3)}_${p}_${s}`;
@@ -263,7 +480,14 @@ function backlink(r: Rng, i: number, n: number, site: SiteSpec): NonNullable<Imp
 type Outreach = Required<Pick<ImportDocument, 'prospects' | 'contacts' | 'drafts' | 'threads'>>;
 
 /** Prospect `i` with its contact (3 in 4 prospects have one) and, for some, a draft and a thread. */
-function prospect(r: Rng, i: number, sizes: Sizes, site: SiteSpec, out: Outreach, counters: { contacts: number; drafts: number; threads: number }): void {
+function prospect(
+  r: Rng,
+  i: number,
+  sizes: Sizes,
+  site: SiteSpec,
+  out: Outreach,
+  counters: { contacts: number; drafts: number; threads: number },
+): void {
   const created = timeOf(i, sizes.prospects);
   const domain = refDomain(r);
   const keyword = r.pick(KEYWORDS);
@@ -272,17 +496,35 @@ function prospect(r: Rng, i: number, sizes: Sizes, site: SiteSpec, out: Outreach
   const id = `prs_${pad(i)}`;
   const page = r.pick(PAGES);
   out.prospects.push({
-    id, siteId: site.id, sourceJobId: null, source: r.pick(['discovery', 'manual', 'import']), status: r.chance(0.75) ? 'proposed' : r.pick(['rejected', 'blocked'] as const),
-    url: `https://${domain}/${page}`, normalizedUrl: `${domain}/${page}`, canonicalUrl: `https://${domain}/${page}/`, domain,
+    id,
+    siteId: site.id,
+    sourceJobId: null,
+    source: r.pick(['discovery', 'manual', 'import']),
+    status: r.chance(0.75) ? 'proposed' : r.pick(['rejected', 'blocked'] as const),
+    url: `https://${domain}/${page}`,
+    normalizedUrl: `${domain}/${page}`,
+    canonicalUrl: `https://${domain}/${page}/`,
+    domain,
     title: `${cap(special)}${cap(keyword)}: ${r.pick(TITLE_TAILS)}`,
     description: `An article on ${domain} about ${special}${keyword}, with ${r.int(5, 40)} products compared and a buying guide.`,
     contentExcerpt: `We spent ${r.int(2, 12)} weeks testing ${keyword} so you do not have to. ${r.pick(SENTENCES)}`,
-    pageType: r.pick(['article', 'listicle', 'resource_page', 'review']), opportunityType: r.pick(['resource_page', 'guest_post', 'link_insertion', 'broken_link']),
+    pageType: r.pick(['article', 'listicle', 'resource_page', 'review']),
+    opportunityType: r.pick(['resource_page', 'guest_post', 'link_insertion', 'broken_link']),
     suggestedPlacement: r.pick(['In the resources section', 'Next to the buying advice', 'In the gear list']),
     contactPaths: [{ url: `https://${domain}/contact`, label: 'Contact page' }],
-    relevanceScore: r.real(0.3, 0.99), qualityScore: r.real(0.2, 0.95), riskScore: r.real(0, 0.4), matchReasons: [`keyword: ${keyword}`], riskFlags: [],
-    domainAuthority: r.int(8, 78), estimatedMonthlyTraffic: r.int(2, 400) * 100, rankingPosition: r.int(1, 40), rankingKeyword: keyword,
-    crawlStatus: 'crawled', lastCrawledAt: iso(created + 2 * HOUR), createdAt: iso(created), updatedAt: iso(created + r.int(2, 72) * HOUR),
+    relevanceScore: r.real(0.3, 0.99),
+    qualityScore: r.real(0.2, 0.95),
+    riskScore: r.real(0, 0.4),
+    matchReasons: [`keyword: ${keyword}`],
+    riskFlags: [],
+    domainAuthority: r.int(8, 78),
+    estimatedMonthlyTraffic: r.int(2, 400) * 100,
+    rankingPosition: r.int(1, 40),
+    rankingKeyword: keyword,
+    crawlStatus: 'crawled',
+    lastCrawledAt: iso(created + 2 * HOUR),
+    createdAt: iso(created),
+    updatedAt: iso(created + r.int(2, 72) * HOUR),
   });
   if (i % 4 === 3) return;
   const first = r.pick(FIRST);
@@ -290,9 +532,21 @@ function prospect(r: Rng, i: number, sizes: Sizes, site: SiteSpec, out: Outreach
   const contactId = `ct_${pad(i)}`;
   const email = `${first.toLowerCase()}.${last.toLowerCase()}@${domain}`;
   out.contacts.push({
-    id: contactId, prospectId: id, email, fullName: `${first} ${last}`, role: 'Editor', roleCategory: 'editorial', company: cap(domain.split('.')[0]!),
-    source: 'crawl', sourceProvider: 'website', sourceUrl: `https://${domain}/contact`, sourceReference: 'contact page', status: 'active',
-    verificationStatus: r.pick(['unverified', 'valid', 'risky'] as const), createdAt: iso(created + HOUR), updatedAt: iso(created + DAY),
+    id: contactId,
+    prospectId: id,
+    email,
+    fullName: `${first} ${last}`,
+    role: 'Editor',
+    roleCategory: 'editorial',
+    company: cap(domain.split('.')[0]!),
+    source: 'crawl',
+    sourceProvider: 'website',
+    sourceUrl: `https://${domain}/contact`,
+    sourceReference: 'contact page',
+    status: 'active',
+    verificationStatus: r.pick(['unverified', 'valid', 'risky'] as const),
+    createdAt: iso(created + HOUR),
+    updatedAt: iso(created + DAY),
   });
   // Drafts and threads go to prospects with a contact, evenly, so they spread over time too.
   const c = counters.contacts++;
@@ -301,13 +555,25 @@ function prospect(r: Rng, i: number, sizes: Sizes, site: SiteSpec, out: Outreach
   if (due(sizes.drafts)) {
     const d = counters.drafts++;
     out.drafts.push({
-      id: `drf_${pad(d)}`, siteId: site.id, prospectId: id, contactId, status: r.pick(DRAFT_STATUSES), purpose: 'link_insertion', starredAt: null,
-      createdAt: iso(created + 2 * HOUR), updatedAt: iso(created + 3 * HOUR),
+      id: `drf_${pad(d)}`,
+      siteId: site.id,
+      prospectId: id,
+      contactId,
+      status: r.pick(DRAFT_STATUSES),
+      purpose: 'link_insertion',
+      starredAt: null,
+      createdAt: iso(created + 2 * HOUR),
+      updatedAt: iso(created + 3 * HOUR),
       message: {
-        id: `dmsg_${pad(d)}`, subject: `${cap(keyword)} resource for ${domain}`,
+        id: `dmsg_${pad(d)}`,
+        subject: `${cap(keyword)} resource for ${domain}`,
         body: `Hi ${first},\n\nI enjoyed your piece on ${keyword}. ${r.pick(SENTENCES)} We wrote a guide that could fit in your list.\n\nBest,\nBench`,
-        personalization: { firstName: first, keyword }, groundingSummary: `Article about ${keyword}`, generationProvider: 'template', generationModel: 'template-v1',
-        createdAt: iso(created + 2 * HOUR), updatedAt: iso(created + 3 * HOUR),
+        personalization: { firstName: first, keyword },
+        groundingSummary: `Article about ${keyword}`,
+        generationProvider: 'template',
+        generationModel: 'template-v1',
+        createdAt: iso(created + 2 * HOUR),
+        updatedAt: iso(created + 3 * HOUR),
       },
     });
   }
@@ -318,15 +584,28 @@ function prospect(r: Rng, i: number, sizes: Sizes, site: SiteSpec, out: Outreach
     for (let m = 0; m < count; m++) {
       const outbound = m % 2 === 0;
       messages.push({
-        id: `tmsg_${pad(t)}_${m}`, direction: outbound ? ('outbound' as const) : ('inbound' as const),
-        fromEmail: outbound ? `outreach@${site.domain}` : email, toEmails: [outbound ? email : `outreach@${site.domain}`], ccEmails: [],
-        subject: `${m ? 'Re: ' : ''}${cap(keyword)} resource for ${domain}`, body: r.pick(SENTENCES), sentAt: iso(created + (m + 1) * DAY),
+        id: `tmsg_${pad(t)}_${m}`,
+        direction: outbound ? ('outbound' as const) : ('inbound' as const),
+        fromEmail: outbound ? `outreach@${site.domain}` : email,
+        toEmails: [outbound ? email : `outreach@${site.domain}`],
+        ccEmails: [],
+        subject: `${m ? 'Re: ' : ''}${cap(keyword)} resource for ${domain}`,
+        body: r.pick(SENTENCES),
+        sentAt: iso(created + (m + 1) * DAY),
       });
     }
     out.threads.push({
-      id: `thr_${pad(t)}`, siteId: site.id, prospectId: id, contactId, threadId: `gm-${pad(t)}`,
-      status: r.pick(THREAD_STATUSES), outcome: r.pick(THREAD_OUTCOMES), classification: r.pick(THREAD_CLASSIFICATIONS),
-      createdAt: iso(created + DAY), updatedAt: iso(created + count * DAY), messages,
+      id: `thr_${pad(t)}`,
+      siteId: site.id,
+      prospectId: id,
+      contactId,
+      threadId: `gm-${pad(t)}`,
+      status: r.pick(THREAD_STATUSES),
+      outcome: r.pick(THREAD_OUTCOMES),
+      classification: r.pick(THREAD_CLASSIFICATIONS),
+      createdAt: iso(created + DAY),
+      updatedAt: iso(created + count * DAY),
+      messages,
     });
   }
 }
@@ -341,12 +620,28 @@ function lead(r: Rng, i: number, n: number, site: SiteSpec): NonNullable<ImportD
   const tier = x < 0.15 ? 'hot' : x < 0.45 ? 'warm' : 'explore';
   const handle = `${r.pick(NOUNS)}_${r.pick(FIRST).toLowerCase()}${r.int(1, 999)}`;
   return {
-    id: `ld_${pad(i)}`, siteId: site.id, platform, sourceContainer: r.pick(containers), kind: r.pick(['post', 'comment']),
-    title: `Looking for a good ${topic}?`, body: `${r.pick(SENTENCES)} Any advice on a ${topic} for ${r.pick(['winter', 'summer', 'a long trip', 'beginners'])}? ${r.pick(SENTENCES)}`,
-    authorHandle: handle, permalink: `https://${platform}.example/p/${i.toString(36)}`, score: r.real(0, 100), tier,
-    leadType: r.pick(LEAD_TYPES), sentiment: r.pick(['positive', 'neutral', 'negative']), evidenceQuote: `Any advice on a ${topic}`,
-    reason: `Asks about ${topic}`, stage: r.pick(LEAD_STAGES), feedback: null, dismissed: r.chance(0.1), redacted: r.chance(0.03),
-    postedAt: iso(posted), firstSeenAt: iso(posted + HOUR), createdAt: iso(posted + HOUR),
+    id: `ld_${pad(i)}`,
+    siteId: site.id,
+    platform,
+    sourceContainer: r.pick(containers),
+    kind: r.pick(['post', 'comment']),
+    title: `Looking for a good ${topic}?`,
+    body: `${r.pick(SENTENCES)} Any advice on a ${topic} for ${r.pick(['winter', 'summer', 'a long trip', 'beginners'])}? ${r.pick(SENTENCES)}`,
+    authorHandle: handle,
+    permalink: `https://${platform}.example/p/${i.toString(36)}`,
+    score: r.real(0, 100),
+    tier,
+    leadType: r.pick(LEAD_TYPES),
+    sentiment: r.pick(['positive', 'neutral', 'negative']),
+    evidenceQuote: `Any advice on a ${topic}`,
+    reason: `Asks about ${topic}`,
+    stage: r.pick(LEAD_STAGES),
+    feedback: null,
+    dismissed: r.chance(0.1),
+    redacted: r.chance(0.03),
+    postedAt: iso(posted),
+    firstSeenAt: iso(posted + HOUR),
+    createdAt: iso(posted + HOUR),
   };
 }
 
@@ -392,7 +687,8 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
       const counters = { contacts: 0, drafts: 0, threads: 0 };
       for (let from = 0; from < sizes.prospects; from += CHUNK.prospects) {
         const out: Outreach = { prospects: [], contacts: [], drafts: [], threads: [] };
-        for (let i = from; i < Math.min(sizes.prospects, from + CHUNK.prospects); i++) prospect(r, i, sizes, lay.siteFor(r, BENCH_SHARE.prospects), out, counters);
+        for (let i = from; i < Math.min(sizes.prospects, from + CHUNK.prospects); i++)
+          prospect(r, i, sizes, lay.siteFor(r, BENCH_SHARE.prospects), out, counters);
         add(importDocument(store, out, { nowIso }));
       }
     });
@@ -400,7 +696,8 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
       const r = new Rng(2);
       for (let from = 0; from < sizes.leads; from += CHUNK.leads) {
         const leads = [];
-        for (let i = from; i < Math.min(sizes.leads, from + CHUNK.leads); i++) leads.push(lead(r, i, sizes.leads, lay.siteFor(r, BENCH_SHARE.leads)));
+        for (let i = from; i < Math.min(sizes.leads, from + CHUNK.leads); i++)
+          leads.push(lead(r, i, sizes.leads, lay.siteFor(r, BENCH_SHARE.leads)));
         add(importDocument(store, { leads }, { nowIso }));
       }
     });
@@ -408,7 +705,8 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
       const r = new Rng(3);
       for (let from = 0; from < sizes.backlinks; from += CHUNK.backlinks) {
         const backlinks = [];
-        for (let i = from; i < Math.min(sizes.backlinks, from + CHUNK.backlinks); i++) backlinks.push(backlink(r, i, sizes.backlinks, lay.siteFor(r, BENCH_SHARE.backlinks)));
+        for (let i = from; i < Math.min(sizes.backlinks, from + CHUNK.backlinks); i++)
+          backlinks.push(backlink(r, i, sizes.backlinks, lay.siteFor(r, BENCH_SHARE.backlinks)));
         add(importDocument(store, { backlinks }, { nowIso }));
       }
     });
@@ -423,7 +721,10 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
 function migrationsHash(): string {
   const dir = join(ROOT, 'sql');
   const hash = createHash('sha256');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) hash.update(file).update(readFileSync(join(dir, file)));
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort())
+    hash.update(file).update(readFileSync(join(dir, file)));
   return hash.digest('hex').slice(0, 10);
 }
 
@@ -446,7 +747,10 @@ export interface Dataset {
  * The cached database for `sizes`, generated first when missing (or with `force`). Older cached
  * databases of the same sizes (another generator version or migrations) are removed.
  */
-export async function ensureDataset(sizes: Sizes, options: { force?: boolean; log?: (line: string) => void } = {}): Promise<Dataset> {
+export async function ensureDataset(
+  sizes: Sizes,
+  options: { force?: boolean; log?: (line: string) => void } = {},
+): Promise<Dataset> {
   const log = options.log ?? (() => {});
   const key = cacheKey(sizes);
   mkdirSync(CACHE_DIR, { recursive: true });
@@ -455,7 +759,8 @@ export async function ensureDataset(sizes: Sizes, options: { force?: boolean; lo
   if (options.force || !existsSync(path)) {
     // Older databases of these sizes (another generator version or set of migrations) go.
     const sizePart = key.split('-').slice(1, 6).join('-');
-    for (const file of readdirSync(CACHE_DIR)) if (file.includes(`-${sizePart}-`)) rmSync(join(CACHE_DIR, file), { force: true });
+    for (const file of readdirSync(CACHE_DIR))
+      if (file.includes(`-${sizePart}-`)) rmSync(join(CACHE_DIR, file), { force: true });
     const tmp = join(CACHE_DIR, `${key}.partial.db`);
     log(`generating ${key} …`);
     generated = await generate(tmp, sizes, log);
@@ -464,7 +769,9 @@ export async function ensureDataset(sizes: Sizes, options: { force?: boolean; lo
     writeFileSync(`${path}.json`, JSON.stringify(generated));
     log(`generated in ${generated.seconds.toFixed(1)} s`);
   }
-  const earlier = existsSync(`${path}.json`) ? (JSON.parse(readFileSync(`${path}.json`, 'utf8')) as Generated) : undefined;
+  const earlier = existsSync(`${path}.json`)
+    ? (JSON.parse(readFileSync(`${path}.json`, 'utf8')) as Generated)
+    : undefined;
   return { path, key, sizes, generated, earlier: generated ? undefined : earlier, bytes: statSync(path).size };
 }
 

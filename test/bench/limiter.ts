@@ -28,7 +28,12 @@ class StepClock implements Clock {
 }
 
 /** ns per check over `checks` calls, best of `rounds`. */
-function timeChecks(limiter: SlidingWindowLimiter, keys: string[], checks: number, rounds = 5): { nsPerCheck: number; allowedShare: number } {
+function timeChecks(
+  limiter: SlidingWindowLimiter,
+  keys: string[],
+  checks: number,
+  rounds = 5,
+): { nsPerCheck: number; allowedShare: number } {
   let best = Infinity;
   let allowed = 0;
   for (let r = 0; r < rounds; r++) {
@@ -60,10 +65,14 @@ function main() {
     clock.ms += WINDOW_MS + 1;
     limiter.check('tok_after'); // sweeps every token idle for a whole window
     const after = heap();
-    memory.push({ tokens, bytesPerToken: Math.round((full - before) / tokens), heldAfterWindow: Math.max(0, after - before), keysAfterWindow: limiter.size });
+    memory.push({
+      tokens,
+      bytesPerToken: Math.round((full - before) / tokens),
+      heldAfterWindow: Math.max(0, after - before),
+      keysAfterWindow: limiter.size,
+    });
     limiter = undefined;
   }
-
 
   const checks = 2_000_000;
   const cases: Record<string, { nsPerCheck: number; allowedShare: number }> = {};
@@ -91,7 +100,9 @@ function main() {
   }
 
   const worst = Math.max(...Object.values(cases).map((c) => c.nsPerCheck));
-  process.stdout.write(`${JSON.stringify({ limit: LIMIT, windowMs: WINDOW_MS, checks, cases, worstNsPerCheck: worst, memory })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ limit: LIMIT, windowMs: WINDOW_MS, checks, cases, worstNsPerCheck: worst, memory })}\n`,
+  );
 }
 
 main();

@@ -73,7 +73,13 @@ class Latencies {
   }
   summary() {
     const sorted = this.values.slice(0, this.n).sort();
-    return { count: this.n, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[this.n - 1] ?? NaN };
+    return {
+      count: this.n,
+      p50: percentile(sorted, 50),
+      p90: percentile(sorted, 90),
+      p99: percentile(sorted, 99),
+      max: sorted[this.n - 1] ?? NaN,
+    };
   }
 }
 
@@ -102,7 +108,10 @@ export async function machineLoad(ms = 300): Promise<number | null> {
  * itself is idle, so another process's work does not land in a measurement. On a shared machine.
  * @returns the ms waited and whether it got quiet.
  */
-export async function waitForQuiet(maxMs: number, threshold = 0.25): Promise<{ waitedMs: number; quiet: boolean; load: number | null }> {
+export async function waitForQuiet(
+  maxMs: number,
+  threshold = 0.25,
+): Promise<{ waitedMs: number; quiet: boolean; load: number | null }> {
   const t0 = performance.now();
   for (;;) {
     const load = await machineLoad();
@@ -125,14 +134,23 @@ function measureCpu(pid: number | undefined) {
     const targetCpu = target0 !== null && target1 !== null ? (target1 - target0) / CLK_TCK / seconds : null;
     const clientCpu = (client.user + client.system) / 1e6 / seconds;
     const machineCpu = machine0 !== null && machine1 !== null ? (machine1 - machine0) / CLK_TCK / seconds : null;
-    return { seconds, targetCpu, clientCpu, otherCpu: machineCpu === null ? null : Math.max(0, machineCpu - (targetCpu ?? 0) - clientCpu) };
+    return {
+      seconds,
+      targetCpu,
+      clientCpu,
+      otherCpu: machineCpu === null ? null : Math.max(0, machineCpu - (targetCpu ?? 0) - clientCpu),
+    };
   };
 }
 
 let requestCounter = 0;
 
 /** Closed-loop peak run with autocannon. */
-export async function peak(origin: string, endpoint: Endpoint, options: { connections: number; seconds: number; pid?: number }): Promise<RunResult> {
+export async function peak(
+  origin: string,
+  endpoint: Endpoint,
+  options: { connections: number; seconds: number; pid?: number },
+): Promise<RunResult> {
   const latencies = new Latencies();
   let failures = 0;
   const write = endpoint.request;
@@ -268,15 +286,19 @@ export async function paced(
     const length = write ? `content-length: ${Buffer.byteLength(write.body)}\r\n` : '';
     const sentAt = performance.now();
     inFlight++;
-    conn.send(`${endpoint.method} ${path} HTTP/1.1\r\nhost: ${url.host}\r\n${headers}${length}\r\n`, write?.body, (status) => {
-      const now = performance.now();
-      inFlight--;
-      if (status >= 200 && status < 300) {
-        latencies.add(now - sentAt);
-        fromDue.add(now - due);
-      } else failures++;
-      dispatch();
-    });
+    conn.send(
+      `${endpoint.method} ${path} HTTP/1.1\r\nhost: ${url.host}\r\n${headers}${length}\r\n`,
+      write?.body,
+      (status) => {
+        const now = performance.now();
+        inFlight--;
+        if (status >= 200 && status < 300) {
+          latencies.add(now - sentAt);
+          fromDue.add(now - due);
+        } else failures++;
+        dispatch();
+      },
+    );
   };
   const dispatch = () => {
     while (waiting.length) {

@@ -56,7 +56,10 @@ async function serveSite(hosts: number): Promise<void> {
       keepLog: false,
       fallback: (req, res) => {
         const isRobots = req.url === '/robots.txt';
-        res.writeHead(200, { 'content-type': isRobots ? 'text/plain' : 'text/html; charset=utf-8', 'content-length': (isRobots ? robots : body).length });
+        res.writeHead(200, {
+          'content-type': isRobots ? 'text/plain' : 'text/html; charset=utf-8',
+          'content-length': (isRobots ? robots : body).length,
+        });
         res.end(isRobots ? robots : body);
       },
     },
@@ -73,7 +76,11 @@ async function main(): Promise<void> {
   const deadlineMs = arg('deadline', 120) * 1000;
   const loadBefore = loadavg();
 
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--site', '--hosts', String(hosts)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--site', '--hosts', String(hosts)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const origins = await new Promise<string[]>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -91,20 +98,47 @@ async function main(): Promise<void> {
     const clock = new FakeClock();
     importDocument(
       store,
-      documentOf(Array.from({ length: backlinks }, (_, i) => ({ id: `bl_${String(i).padStart(6, '0')}`, sourceUrl: `${origins[i % hosts]}/post/${i}` }))),
+      documentOf(
+        Array.from({ length: backlinks }, (_, i) => ({
+          id: `bl_${String(i).padStart(6, '0')}`,
+          sourceUrl: `${origins[i % hosts]}/post/${i}`,
+        })),
+      ),
       { nowIso: new Date(clock.now()).toISOString() },
     );
     await store.close();
     // The pass runs in a process of its own, so its RSS and CPU are the monitor's alone (not the
     // import's that built the database, nor the site's).
-    const pass = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--pass', db, '--concurrency', String(concurrency), '--deadline', String(deadlineMs / 1000)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const pass = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        fileURLToPath(import.meta.url),
+        '--pass',
+        db,
+        '--concurrency',
+        String(concurrency),
+        '--deadline',
+        String(deadlineMs / 1000),
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     pass.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => pass.once('close', resolve));
     if (code !== 0) throw new Error(`the pass exited with ${code}: ${out}`);
-    const measured = JSON.parse(out) as { checked: number; live: number; ms: number; baseRssMiB: number; peakRssMiB: number; cpuMsPerCheck: number; errors: [string, number][] };
+    const measured = JSON.parse(out) as {
+      checked: number;
+      live: number;
+      ms: number;
+      baseRssMiB: number;
+      peakRssMiB: number;
+      cpuMsPerCheck: number;
+      errors: [string, number][];
+    };
     const result = {
       backlinks,
       hosts,
@@ -142,12 +176,16 @@ async function main(): Promise<void> {
 /** Pass mode: one pass over the database at `--pass PATH`; prints its measures as JSON. */
 async function runPass(db: string): Promise<void> {
   const store = await openStore(db);
-  const config = loadConfig(undefined, {}, {
-    db,
-    'monitor.allowPrivateNetworks': true,
-    'monitor.perHostDelayMs': 0,
-    'monitor.concurrency': arg('concurrency', 64),
-  });
+  const config = loadConfig(
+    undefined,
+    {},
+    {
+      db,
+      'monitor.allowPrivateNetworks': true,
+      'monitor.perHostDelayMs': 0,
+      'monitor.concurrency': arg('concurrency', 64),
+    },
+  );
   const baseRss = process.memoryUsage().rss;
   let peakRss = baseRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);

@@ -63,23 +63,48 @@ export async function startServer(
   const port = await freePort();
   const log = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
   const started = performance.now();
-  const child = spawn(command[0]!, [...command.slice(1), 'serve', '--db', options.db, '--port', String(port), '--host', '127.0.0.1', '--config', options.config], {
-    cwd: ROOT,
-    stdio: ['ignore', log, log],
-    env: { ...process.env, ...options.env },
-  });
+  const child = spawn(
+    command[0]!,
+    [
+      ...command.slice(1),
+      'serve',
+      '--db',
+      options.db,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--config',
+      options.config,
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', log, log],
+      env: { ...process.env, ...options.env },
+    },
+  );
   if (typeof log === 'number') closeSync(log);
   track(child);
   const stop = stopper(child);
   const deadline = started + (options.timeoutMs ?? 60_000);
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${command.join(' ')} serve exited with ${child.exitCode}${options.logFile ? ` (see ${options.logFile})` : ''}`);
+    if (child.exitCode !== null)
+      throw new Error(
+        `${command.join(' ')} serve exited with ${child.exitCode}${options.logFile ? ` (see ${options.logFile})` : ''}`,
+      );
     if (performance.now() > deadline) {
       await stop();
       throw new Error(`${command.join(' ')} serve did not answer within ${options.timeoutMs ?? 60_000} ms`);
     }
     const status = await probe(port);
-    if (status === 200) return { process: child, pid: child.pid!, origin: `http://127.0.0.1:${port}`, stop, readyMs: performance.now() - started };
+    if (status === 200)
+      return {
+        process: child,
+        pid: child.pid!,
+        origin: `http://127.0.0.1:${port}`,
+        stop,
+        readyMs: performance.now() - started,
+      };
     if (status !== null) {
       await stop();
       throw new Error(`${command.join(' ')} serve answered GET /me with ${status}`);
@@ -91,7 +116,10 @@ export async function startServer(
 /** Starts a floor server (floors.ts) on `specPath`; resolves once it listens. */
 export async function startFloor(specPath: string, logFile: string): Promise<Child> {
   const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/bench/floors.ts'), specPath], { cwd: ROOT, stdio: ['ignore', 'pipe', log] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/bench/floors.ts'), specPath], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', log],
+  });
   closeSync(log);
   track(child);
   const port = await new Promise<number>((resolve, reject) => {

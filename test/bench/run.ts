@@ -26,7 +26,18 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { BUNDLE, EXE, build, buildReason, coldStart, type ColdStart } from './coldstart.js';
 import {
-  AUTH_HEADERS, LIST_DIRECT_RATIO, LIST_KINDS, ME_FRAMEWORK_RATIO, P99_TARGET_MS, capture, directRoute, endpoints, fixtures, staticRoute, type Captured, type Endpoint,
+  AUTH_HEADERS,
+  LIST_DIRECT_RATIO,
+  LIST_KINDS,
+  ME_FRAMEWORK_RATIO,
+  P99_TARGET_MS,
+  capture,
+  directRoute,
+  endpoints,
+  fixtures,
+  staticRoute,
+  type Captured,
+  type Endpoint,
 } from './endpoints.js';
 import type { FloorSpec } from './floors.js';
 import { BENCH_DIR, FULL_SIZES, ROOT, ensureDataset, scaled, type Dataset } from './generate.js';
@@ -65,7 +76,8 @@ function parseArgs(argv: string[]): Options {
     return at >= 0 ? argv[at + 1] : undefined;
   };
   const server = value('--server') ?? 'exe';
-  if (!['source', 'bundle', 'exe', 'deno'].includes(server)) throw new Error('--server must be source, bundle, exe or deno');
+  if (!['source', 'bundle', 'exe', 'deno'].includes(server))
+    throw new Error('--server must be source, bundle, exe or deno');
   return {
     scale: Number(value('--scale') ?? 1),
     seconds: Number(value('--seconds') ?? 6),
@@ -118,7 +130,11 @@ async function main(): Promise<void> {
 
   // 1. Dataset.
   const sizes = opts.scale === 1 ? FULL_SIZES : scaled(opts.scale);
-  step(`dataset ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  step(
+    `dataset ${Object.entries(sizes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
   const dataset: Dataset = await ensureDataset(sizes, { force: opts.forceGenerate, log: (l) => step(l) });
   if (!dataset.generated) step(`cached: ${dataset.key}`);
 
@@ -149,15 +165,24 @@ async function main(): Promise<void> {
   let list = endpoints(fx, stamp);
   if (opts.only) list = list.filter((e) => e.name.includes(opts.only!));
   const captured = await capture(db, config, list);
-  for (const c of captured) step(`captured ${c.endpoint.name}: ${c.status}, ${c.bytes} B, ${c.statements.length} statement(s)${c.total !== null ? `, total ${c.total}` : ''}`);
+  for (const c of captured)
+    step(
+      `captured ${c.endpoint.name}: ${c.status}, ${c.bytes} B, ${c.statements.length} statement(s)${c.total !== null ? `, total ${c.total}` : ''}`,
+    );
 
   const writeSpec = (name: string, spec: FloorSpec) => {
     const path = join(work, `${name}.json`);
     writeFileSync(path, JSON.stringify(spec));
     return path;
   };
-  const staticFloor = await startFloor(writeSpec('static-floor', { mode: 'static', routes: captured.map(staticRoute) }), join(work, 'floors.log'));
-  const frameworkFloor = await startFloor(writeSpec('framework-floor', { mode: 'framework', routes: captured.map(staticRoute) }), join(work, 'floors.log'));
+  const staticFloor = await startFloor(
+    writeSpec('static-floor', { mode: 'static', routes: captured.map(staticRoute) }),
+    join(work, 'floors.log'),
+  );
+  const frameworkFloor = await startFloor(
+    writeSpec('framework-floor', { mode: 'framework', routes: captured.map(staticRoute) }),
+    join(work, 'floors.log'),
+  );
   const directRoutes = captured.map(directRoute);
   const directFloor = await startFloor(
     writeSpec('direct-floor', { mode: 'direct', db, routes: directRoutes.filter((r) => r !== null) }),
@@ -185,7 +210,9 @@ async function main(): Promise<void> {
     quietBudgetMs = Math.max(0, quietBudgetMs - q.waitedMs);
     if (q.waitedMs > 500 || !q.quiet) {
       quietWaits.push({ before, ...q });
-      step(`  waited ${(q.waitedMs / 1000).toFixed(1)} s for the machine to go quiet before ${before}${q.quiet ? '' : ` (still ${q.load?.toFixed(2)} cores busy)`}`);
+      step(
+        `  waited ${(q.waitedMs / 1000).toFixed(1)} s for the machine to go quiet before ${before}${q.quiet ? '' : ` (still ${q.load?.toFixed(2)} cores busy)`}`,
+      );
     }
   };
   const warm = async (origin: string, e: Endpoint, pid: number, label: string) => {
@@ -202,13 +229,25 @@ async function main(): Promise<void> {
     const half = { ...(await paced(server.origin, e, { rate, seconds: opts.pacedSeconds, pid: server.pid })), rate };
     const memory = memoryOf(server.pid);
     await warm(staticFloor.origin, e, staticFloor.pid, `${e.name} (static floor)`);
-    const sf = await peak(staticFloor.origin, e, { connections: opts.connections, seconds: opts.seconds, pid: staticFloor.pid });
+    const sf = await peak(staticFloor.origin, e, {
+      connections: opts.connections,
+      seconds: opts.seconds,
+      pid: staticFloor.pid,
+    });
     await warm(frameworkFloor.origin, e, frameworkFloor.pid, `${e.name} (framework floor)`);
-    const ff = await peak(frameworkFloor.origin, e, { connections: opts.connections, seconds: opts.seconds, pid: frameworkFloor.pid });
+    const ff = await peak(frameworkFloor.origin, e, {
+      connections: opts.connections,
+      seconds: opts.seconds,
+      pid: frameworkFloor.pid,
+    });
     let df: RunResult | null = null;
     if (directRoutes[captured.indexOf(c)]) {
       await warm(directFloor.origin, e, directFloor.pid, `${e.name} (direct floor)`);
-      df = await peak(directFloor.origin, e, { connections: opts.connections, seconds: opts.seconds, pid: directFloor.pid });
+      df = await peak(directFloor.origin, e, {
+        connections: opts.connections,
+        seconds: opts.seconds,
+        pid: directFloor.pid,
+      });
     }
     const r: EndpointResult = {
       name: e.name,
@@ -229,13 +268,26 @@ async function main(): Promise<void> {
       serverMemoryAfter: memory,
       targets: [],
     };
-    if (e.kind === 'me') r.targets.push({ name: 'req/s vs framework floor', met: r.frameworkRatio >= ME_FRAMEWORK_RATIO, value: r.frameworkRatio, limit: ME_FRAMEWORK_RATIO });
+    if (e.kind === 'me')
+      r.targets.push({
+        name: 'req/s vs framework floor',
+        met: r.frameworkRatio >= ME_FRAMEWORK_RATIO,
+        value: r.frameworkRatio,
+        limit: ME_FRAMEWORK_RATIO,
+      });
     if (LIST_KINDS.includes(e.kind) && r.directRatio !== null) {
-      r.targets.push({ name: 'req/s vs direct floor', met: r.directRatio >= LIST_DIRECT_RATIO, value: r.directRatio, limit: LIST_DIRECT_RATIO });
+      r.targets.push({
+        name: 'req/s vs direct floor',
+        met: r.directRatio >= LIST_DIRECT_RATIO,
+        value: r.directRatio,
+        limit: LIST_DIRECT_RATIO,
+      });
     }
     const p99Limit = P99_TARGET_MS[e.kind];
-    if (p99Limit !== undefined) r.targets.push({ name: 'p99 at half peak (ms)', met: half.p99 <= p99Limit, value: half.p99, limit: p99Limit });
-    if (s.failures + half.failures > 0) r.targets.push({ name: 'non-2xx or errors', met: false, value: s.failures + half.failures, limit: 0 });
+    if (p99Limit !== undefined)
+      r.targets.push({ name: 'p99 at half peak (ms)', met: half.p99 <= p99Limit, value: half.p99, limit: p99Limit });
+    if (s.failures + half.failures > 0)
+      r.targets.push({ name: 'non-2xx or errors', met: false, value: s.failures + half.failures, limit: 0 });
     results.push(r);
     step(
       `${e.name}: ${s.rps.toFixed(0)} req/s (cpu ${s.targetCpu?.toFixed(2)}), p99 ${s.p99.toFixed(2)} ms, p99@${rate}/s ${half.p99.toFixed(2)} ms; ` +
@@ -250,10 +302,21 @@ async function main(): Promise<void> {
   // 5a. The limiter's cost in the server: GET /me on a second server whose limiter counts every
   // request, alternating short runs with the first (limiter off), so that both see the same
   // conditions; medians of 3 runs each.
-  let limiterHttp: { rps: number; rpsOff: number; usPerRequest: number; headers: boolean; runs: { on: number[]; off: number[] } } | null = null;
+  let limiterHttp: {
+    rps: number;
+    rpsOff: number;
+    usPerRequest: number;
+    headers: boolean;
+    runs: { on: number[]; off: number[] };
+  } | null = null;
   const me = captured.find((c) => c.endpoint.kind === 'me');
   if (me) {
-    const limited = await startServer(command, { db, config: configPath, logFile: serverLog, env: { OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE: String(LIMITER_RUN_RPM) } });
+    const limited = await startServer(command, {
+      db,
+      config: configPath,
+      logFile: serverLog,
+      env: { OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE: String(LIMITER_RUN_RPM) },
+    });
     const headers = await fetch(`${limited.origin}${me.endpoint.url}`, { headers: AUTH_HEADERS }).then(
       (res) => res.headers.has('x-ratelimit-remaining'),
       () => false,
@@ -261,22 +324,38 @@ async function main(): Promise<void> {
     await warm(limited.origin, me.endpoint, limited.pid, 'GET /me (limiter on)');
     const runs = { on: [] as number[], off: [] as number[] };
     for (let i = 0; i < 3; i++) {
-      for (const [key, target] of [['off', server], ['on', limited]] as const) {
+      for (const [key, target] of [
+        ['off', server],
+        ['on', limited],
+      ] as const) {
         await quiet(`GET /me (limiter ${key})`);
-        runs[key].push((await peak(target.origin, me.endpoint, { connections: opts.connections, seconds: 3, pid: target.pid })).rps);
+        runs[key].push(
+          (await peak(target.origin, me.endpoint, { connections: opts.connections, seconds: 3, pid: target.pid })).rps,
+        );
       }
     }
     const mid = (xs: number[]) => [...xs].sort((x, y) => x - y)[1]!;
-    limiterHttp = { rps: mid(runs.on), rpsOff: mid(runs.off), usPerRequest: 1e6 / mid(runs.on) - 1e6 / mid(runs.off), headers, runs };
+    limiterHttp = {
+      rps: mid(runs.on),
+      rpsOff: mid(runs.off),
+      usPerRequest: 1e6 / mid(runs.on) - 1e6 / mid(runs.off),
+      headers,
+      runs,
+    };
     await limited.stop();
-    step(`limiter on: GET /me ${limiterHttp.rps.toFixed(0)} req/s (off: ${limiterHttp.rpsOff.toFixed(0)}), ${limiterHttp.usPerRequest.toFixed(2)} µs per request`);
+    step(
+      `limiter on: GET /me ${limiterHttp.rps.toFixed(0)} req/s (off: ${limiterHttp.rpsOff.toFixed(0)}), ${limiterHttp.usPerRequest.toFixed(2)} µs per request`,
+    );
   }
   await server.stop();
   const checkpoints = checkpointSummary(serverLog);
 
   // 5b. The limiter micro-benchmark, in its own process.
   await quiet('the limiter micro-benchmark');
-  const micro = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(ROOT, 'test/bench/limiter.ts')], { cwd: ROOT, encoding: 'utf8' });
+  const micro = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(ROOT, 'test/bench/limiter.ts')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   if (micro.status !== 0) throw new Error(`limiter benchmark failed: ${micro.stderr}`);
   const limiter = JSON.parse(micro.stdout) as {
     worstNsPerCheck: number;
@@ -290,18 +369,41 @@ async function main(): Promise<void> {
   if (opts.coldstart) {
     await quiet('the cold starts');
     cold = await coldStart(db, configPath, opts.coldstartRuns, serverLog);
-    step(`cold start: executable ${cold.executable.medianMs.toFixed(0)} ms, node bundle ${cold.nodeBundle.medianMs.toFixed(0)} ms`);
+    step(
+      `cold start: executable ${cold.executable.medianMs.toFixed(0)} ms, node bundle ${cold.nodeBundle.medianMs.toFixed(0)} ms`,
+    );
   }
 
   // 6. Report.
   const wallSeconds = (performance.now() - wallStart) / 1000;
   const global: { name: string; met: boolean; value: string; limit: string }[] = [];
-  if (serverMemory) global.push({ name: 'peak RSS of the server during load', met: serverMemory.peakRss <= RSS_LIMIT, value: mib(serverMemory.peakRss), limit: mib(RSS_LIMIT) });
+  if (serverMemory)
+    global.push({
+      name: 'peak RSS of the server during load',
+      met: serverMemory.peakRss <= RSS_LIMIT,
+      value: mib(serverMemory.peakRss),
+      limit: mib(RSS_LIMIT),
+    });
   if (cold) {
-    global.push({ name: 'cold start, executable (median)', met: cold.executable.medianMs <= COLD_START_LIMIT_MS, value: `${cold.executable.medianMs.toFixed(0)} ms`, limit: `${COLD_START_LIMIT_MS} ms` });
-    global.push({ name: 'cold start, executable / node bundle', met: cold.ratio <= COLD_START_RATIO, value: `${cold.ratio.toFixed(2)}x`, limit: `${COLD_START_RATIO}x` });
+    global.push({
+      name: 'cold start, executable (median)',
+      met: cold.executable.medianMs <= COLD_START_LIMIT_MS,
+      value: `${cold.executable.medianMs.toFixed(0)} ms`,
+      limit: `${COLD_START_LIMIT_MS} ms`,
+    });
+    global.push({
+      name: 'cold start, executable / node bundle',
+      met: cold.ratio <= COLD_START_RATIO,
+      value: `${cold.ratio.toFixed(2)}x`,
+      limit: `${COLD_START_RATIO}x`,
+    });
   }
-  global.push({ name: 'limiter cost per check (worst case)', met: limiter.worstNsPerCheck < LIMITER_NS_LIMIT, value: `${limiter.worstNsPerCheck.toFixed(0)} ns`, limit: `${LIMITER_NS_LIMIT} ns` });
+  global.push({
+    name: 'limiter cost per check (worst case)',
+    met: limiter.worstNsPerCheck < LIMITER_NS_LIMIT,
+    value: `${limiter.worstNsPerCheck.toFixed(0)} ns`,
+    limit: `${LIMITER_NS_LIMIT} ns`,
+  });
   const bounded = limiter.memory.every((m) => m.keysAfterWindow <= 1 && m.heldAfterWindow < 1024 * 1024);
   global.push({
     name: 'limiter memory bounded by tokens',
@@ -309,7 +411,12 @@ async function main(): Promise<void> {
     value: `${limiter.memory.map((m) => `${m.tokens} tokens ${mib(m.bytesPerToken * m.tokens)}`).join(', ')}; freed after the window: ${bounded ? 'yes' : 'no'}`,
     limit: 'O(tokens), freed',
   });
-  global.push({ name: 'npm run bench wall time', met: wallSeconds < WALL_LIMIT_S, value: `${(wallSeconds / 60).toFixed(1)} min`, limit: `${WALL_LIMIT_S / 60} min` });
+  global.push({
+    name: 'npm run bench wall time',
+    met: wallSeconds < WALL_LIMIT_S,
+    value: `${(wallSeconds / 60).toFixed(1)} min`,
+    limit: `${WALL_LIMIT_S / 60} min`,
+  });
 
   const report = {
     startedAt: new Date(Date.now() - wallSeconds * 1000).toISOString(),
@@ -339,7 +446,8 @@ async function main(): Promise<void> {
   writeFileSync(join(BENCH_DIR, 'results-latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   printReport(report);
   out(`results: .bench/results-${stamp}.json (and .bench/results-latest.json)`);
-  if (opts.strict && (results.some((r) => r.targets.some((t) => !t.met)) || global.some((t) => !t.met))) process.exitCode = 1;
+  if (opts.strict && (results.some((r) => r.targets.some((t) => !t.met)) || global.some((t) => !t.met)))
+    process.exitCode = 1;
 }
 
 /** The machine's load average over 1, 5 and 15 minutes (other engineers share it). */
@@ -349,7 +457,9 @@ function loadAverage(): number[] {
 
 /** The server's summary of its background WAL checkpoints (its last such log line), or null. */
 function checkpointSummary(logFile: string): { count: number; totalMs: number; maxMs: number } | null {
-  const lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('wal checkpoints in the background'));
+  const lines = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('wal checkpoints in the background'));
   if (lines.length === 0) return null;
   const last = JSON.parse(lines[lines.length - 1]!) as { count: number; totalMs: number; maxMs: number };
   return { count: last.count, totalMs: last.totalMs, maxMs: last.maxMs };
@@ -357,7 +467,8 @@ function checkpointSummary(logFile: string): { count: number; totalMs: number; m
 
 function table(header: string[], rows: string[][], right: boolean[]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ');
   out(line(header));
   out(widths.map((w) => '-'.repeat(w)).join('-|-'));
   for (const r of rows) out(line(r));
@@ -365,11 +476,19 @@ function table(header: string[], rows: string[][], right: boolean[]): void {
 
 function printReport(report: {
   machine: { cpus: number; cpuModel?: string; node: string };
-  dataset: { key: string; bytes: number; generatedThisRun: { seconds: number } | null; generatedEarlier: { seconds: number } | null };
+  dataset: {
+    key: string;
+    bytes: number;
+    generatedThisRun: { seconds: number } | null;
+    generatedEarlier: { seconds: number } | null;
+  };
   serverCommand: string[];
   serverMemory: { peakRss: number; rss: number } | null;
   endpoints: EndpointResult[];
-  limiter: { micro: { cases: Record<string, { nsPerCheck: number }> }; http: { rps: number; rpsOff: number; usPerRequest: number; headers: boolean } | null };
+  limiter: {
+    micro: { cases: Record<string, { nsPerCheck: number }> };
+    http: { rps: number; rpsOff: number; usPerRequest: number; headers: boolean } | null;
+  };
   coldStart: ColdStart | null;
   quietWaits: { waitedMs: number; quiet: boolean }[];
   targets: { name: string; met: boolean; value: string; limit: string }[];
@@ -383,15 +502,32 @@ function printReport(report: {
   const busy = (r: RunResult) => ((r.otherCpu ?? 0) > BUSY_CORES ? '*' : '');
   const rps = (x: number) => x.toFixed(0);
   out();
-  out(`outreach-api bench — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}; server: ${report.serverCommand.join(' ')}`);
+  out(
+    `outreach-api bench — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}; server: ${report.serverCommand.join(' ')}`,
+  );
   const gen = report.dataset.generatedThisRun;
   out(
     `dataset ${report.dataset.key}: ${mib(report.dataset.bytes)}; ` +
-      (gen ? `generated this run in ${gen.seconds.toFixed(1)} s` : `from cache${report.dataset.generatedEarlier ? ` (generated in ${report.dataset.generatedEarlier.seconds.toFixed(1)} s)` : ''}`),
+      (gen
+        ? `generated this run in ${gen.seconds.toFixed(1)} s`
+        : `from cache${report.dataset.generatedEarlier ? ` (generated in ${report.dataset.generatedEarlier.seconds.toFixed(1)} s)` : ''}`),
   );
   out();
   table(
-    ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'p99@half ms', 'static floor req/s', 'ratio', 'framework floor req/s', 'ratio', 'direct floor req/s', 'ratio', 'target met?'],
+    [
+      'endpoint',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'p99@half ms',
+      'static floor req/s',
+      'ratio',
+      'framework floor req/s',
+      'ratio',
+      'direct floor req/s',
+      'ratio',
+      'target met?',
+    ],
     report.endpoints.map((r) => [
       r.name,
       rps(r.server.rps) + busy(r.server),
@@ -404,15 +540,37 @@ function printReport(report: {
       r.frameworkRatio.toFixed(2),
       r.directFloor ? rps(r.directFloor.rps) + busy(r.directFloor) : '-',
       r.directRatio !== null ? r.directRatio.toFixed(2) : '-',
-      r.targets.length === 0 ? '(none set)' : r.targets.every((t) => t.met) ? 'yes' : `NO: ${r.targets.filter((t) => !t.met).map((t) => `${t.name} ${t.value.toFixed(2)} vs ${t.limit}`).join('; ')}`,
+      r.targets.length === 0
+        ? '(none set)'
+        : r.targets.every((t) => t.met)
+          ? 'yes'
+          : `NO: ${r.targets
+              .filter((t) => !t.met)
+              .map((t) => `${t.name} ${t.value.toFixed(2)} vs ${t.limit}`)
+              .join('; ')}`,
     ]),
     [false, true, true, true, true, true, true, true, true, true, true, false],
   );
   out();
-  out('per endpoint: response bytes, list total; CPU in cores during the peak runs: target / load client / rest of the machine');
-  const cpu = (r: RunResult | null) => (r ? `${r.targetCpu?.toFixed(2) ?? '-'} / ${r.clientCpu.toFixed(2)} / ${r.otherCpu?.toFixed(2) ?? '-'}` : '-');
+  out(
+    'per endpoint: response bytes, list total; CPU in cores during the peak runs: target / load client / rest of the machine',
+  );
+  const cpu = (r: RunResult | null) =>
+    r ? `${r.targetCpu?.toFixed(2) ?? '-'} / ${r.clientCpu.toFixed(2)} / ${r.otherCpu?.toFixed(2) ?? '-'}` : '-';
   table(
-    ['endpoint', 'bytes', 'total', 'server cpu', 'static floor cpu', 'framework floor cpu', 'direct floor cpu', 'paced client cpu', 'requests', 'failures', 'server RSS after'],
+    [
+      'endpoint',
+      'bytes',
+      'total',
+      'server cpu',
+      'static floor cpu',
+      'framework floor cpu',
+      'direct floor cpu',
+      'paced client cpu',
+      'requests',
+      'failures',
+      'server RSS after',
+    ],
     report.endpoints.map((r) => [
       r.name,
       String(r.bytes),
@@ -430,11 +588,15 @@ function printReport(report: {
   );
   // CPU time per response: on a shared machine a process that gets less than its core answers
   // fewer requests, but each still costs about the same CPU, so these ratios hold where req/s do not.
-  const usPerRequest = (r: RunResult | null) => (r && r.targetCpu !== null && r.rps > 0 ? (r.targetCpu / r.rps) * 1e6 : null);
+  const usPerRequest = (r: RunResult | null) =>
+    r && r.targetCpu !== null && r.rps > 0 ? (r.targetCpu / r.rps) * 1e6 : null;
   const us = (x: number | null) => (x === null ? '-' : x.toFixed(1));
-  const share = (floor: number | null, server: number | null) => (floor === null || server === null ? '-' : (floor / server).toFixed(2));
+  const share = (floor: number | null, server: number | null) =>
+    floor === null || server === null ? '-' : (floor / server).toFixed(2);
   out();
-  out('CPU per response in the peak runs, µs (target cores ÷ req/s), and floor ÷ server: the req/s ratio the server would reach with a core to itself');
+  out(
+    'CPU per response in the peak runs, µs (target cores ÷ req/s), and floor ÷ server: the req/s ratio the server would reach with a core to itself',
+  );
   table(
     ['endpoint', 'server µs', 'static µs', 'ratio', 'framework µs', 'ratio', 'direct µs', 'ratio'],
     report.endpoints.map((r) => {
@@ -443,11 +605,15 @@ function printReport(report: {
     }),
     [false, true, true, true, true, true, true, true],
   );
-  const disturbed = report.endpoints.flatMap((r) => [r.server, r.half, r.staticFloor, r.frameworkFloor, r.directFloor]).filter((x) => x && (x.otherCpu ?? 0) > BUSY_CORES);
+  const disturbed = report.endpoints
+    .flatMap((r) => [r.server, r.half, r.staticFloor, r.frameworkFloor, r.directFloor])
+    .filter((x) => x && (x.otherCpu ?? 0) > BUSY_CORES);
   if (report.quietWaits.length) {
     const waited = report.quietWaits.reduce((n, w) => n + w.waitedMs, 0) / 1000;
     const notQuiet = report.quietWaits.filter((w) => !w.quiet).length;
-    out(`waited ${waited.toFixed(0)} s in all for other processes to go quiet${notQuiet ? `; ${notQuiet} run(s) started while the machine was still busy` : ''}`);
+    out(
+      `waited ${waited.toFixed(0)} s in all for other processes to go quiet${notQuiet ? `; ${notQuiet} run(s) started while the machine was still busy` : ''}`,
+    );
   }
   if (disturbed.length) {
     out(
@@ -456,12 +622,17 @@ function printReport(report: {
     );
   }
   out();
-  out(`load average (1, 5, 15 min) at the start ${report.loadAverage.start.join(', ')}, at the end ${report.loadAverage.end.join(', ')}`);
+  out(
+    `load average (1, 5, 15 min) at the start ${report.loadAverage.start.join(', ')}, at the end ${report.loadAverage.end.join(', ')}`,
+  );
   if (report.checkpoints) {
     const c = report.checkpoints;
-    out(`WAL checkpoints in the server's background thread: ${c.count}, ${c.totalMs} ms in all, the longest ${c.maxMs} ms (none inside a request)`);
+    out(
+      `WAL checkpoints in the server's background thread: ${c.count}, ${c.totalMs} ms in all, the longest ${c.maxMs} ms (none inside a request)`,
+    );
   }
-  if (report.serverMemory) out(`server peak RSS (VmHWM) ${mib(report.serverMemory.peakRss)}, RSS at the end ${mib(report.serverMemory.rss)}`);
+  if (report.serverMemory)
+    out(`server peak RSS (VmHWM) ${mib(report.serverMemory.peakRss)}, RSS at the end ${mib(report.serverMemory.rss)}`);
   if (report.coldStart) {
     const c = report.coldStart;
     out(
@@ -471,7 +642,11 @@ function printReport(report: {
     );
   }
   const cases = report.limiter.micro.cases;
-  out(`limiter per check: ${Object.entries(cases).map(([k, v]) => `${k} ${v.nsPerCheck.toFixed(0)} ns`).join(', ')}`);
+  out(
+    `limiter per check: ${Object.entries(cases)
+      .map(([k, v]) => `${k} ${v.nsPerCheck.toFixed(0)} ns`)
+      .join(', ')}`,
+  );
   const http = report.limiter.http;
   if (http) {
     out(

@@ -19,7 +19,16 @@ import { DEMO_TOKEN } from '../../src/seed/demo.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const BROWSER = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SCREENSHOT = resolve('dist/screenshots/reference-page.png');
 const present = existsSync(BROWSER);
 
@@ -36,7 +45,12 @@ describe('reference page in a browser', { skip: present ? false : `no browser at
   before(async () => {
     t = await startTestServer({ fixture: 'demo', config: { 'limits.requestsPerMinute': 0 } });
     profile = mkdtempSync(join(tmpdir(), 'outreach-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: BROWSER, headless: true, args: FLAGS, viewport: { width: 1280, height: 900 } });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: BROWSER,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 1280, height: 900 },
+    });
   });
   after(async () => {
     await context?.close();
@@ -53,7 +67,9 @@ describe('reference page in a browser', { skip: present ? false : `no browser at
     await page.locator('.opblock-summary-description').first().waitFor({ timeout: 30_000 });
 
     // Every operation's summary, as the served document has it, is on the page.
-    const doc = (await (await fetch(`${t.origin}/api/public/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary?: string }>> };
+    const doc = (await (await fetch(`${t.origin}/api/public/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { summary?: string }>>;
+    };
     const summaries = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.summary));
     assert.ok(summaries.length > 20, `${summaries.length} operations in the document`);
     const shown = new Set((await page.locator('.opblock-summary-description').allTextContents()).map((s) => s.trim()));
@@ -74,7 +90,12 @@ describe('reference page in a browser', { skip: present ? false : `no browser at
     const status = me.locator('.live-responses-table .response .response-col_status').first();
     await status.waitFor({ timeout: 30_000 });
     assert.equal((await status.textContent())?.trim(), '200');
-    const body = await me.locator('.live-responses-table .response-col_description .microlight, .live-responses-table .response-col_description pre').first().textContent();
+    const body = await me
+      .locator(
+        '.live-responses-table .response-col_description .microlight, .live-responses-table .response-col_description pre',
+      )
+      .first()
+      .textContent();
     assert.match(body ?? '', /acct_demo/);
     await me.scrollIntoViewIfNeeded();
 
@@ -86,7 +107,13 @@ describe('reference page in a browser', { skip: present ? false : `no browser at
     const origin = new URL(t.origin).origin;
     const elsewhere = requested.filter((url) => !url.startsWith('data:') && new URL(url).origin !== origin);
     assert.deepEqual(elsewhere, [], 'requests to other hosts');
-    assert.ok(requested.some((url) => url.endsWith('/api/public/openapi.json')), 'the page read the served document');
-    assert.ok(requested.some((url) => url.endsWith('/api/public/v1/me')), 'the try-it call went to this server');
+    assert.ok(
+      requested.some((url) => url.endsWith('/api/public/openapi.json')),
+      'the page read the served document',
+    );
+    assert.ok(
+      requested.some((url) => url.endsWith('/api/public/v1/me')),
+      'the try-it call went to this server',
+    );
   });
 });

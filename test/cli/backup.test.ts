@@ -19,7 +19,10 @@ const BIN = fileURLToPath(new URL('../../bin/outreach-api.js', import.meta.url))
 
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OUTREACH_API_LOG_LEVEL: 'silent' } });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, OUTREACH_API_LOG_LEVEL: 'silent' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -38,18 +41,26 @@ describe('backup', () => {
   });
   after(() => t.close());
 
-  const count = () => (t.store.sqlite.prepare("SELECT COUNT(*) AS n FROM blocked_domains WHERE project_id = 'prj_a1'").get() as { n: number }).n;
+  const count = () =>
+    (
+      t.store.sqlite.prepare("SELECT COUNT(*) AS n FROM blocked_domains WHERE project_id = 'prj_a1'").get() as {
+        n: number;
+      }
+    ).n;
 
   it('copies the live database consistently while the server writes', async () => {
     const baseline = count();
     let written = 0;
     let writing = true;
-    const insert = t.store.sqlite.prepare("INSERT INTO blocked_domains (id, project_id, domain, reason, created_at) VALUES (?, 'prj_a1', ?, 'load', ?)");
+    const insert = t.store.sqlite.prepare(
+      "INSERT INTO blocked_domains (id, project_id, domain, reason, created_at) VALUES (?, 'prj_a1', ?, 'load', ?)",
+    );
     // Write load: a transaction of 50 rows per turn of the event loop, until the backup is done.
     const writer = (async () => {
       while (writing) {
         t.store.transaction(() => {
-          for (let i = 0; i < 50; i++, written++) insert.run(`bd_load_${written}`, `load-${written}.example`, new Date().toISOString());
+          for (let i = 0; i < 50; i++, written++)
+            insert.run(`bd_load_${written}`, `load-${written}.example`, new Date().toISOString());
         });
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -69,15 +80,25 @@ describe('backup', () => {
     try {
       assert.equal(copied.prepare('PRAGMA integrity_check').pluck().get(), 'ok');
       assert.equal(copied.prepare('PRAGMA foreign_key_check').all().length, 0);
-      const n = copied.prepare("SELECT COUNT(*) FROM blocked_domains WHERE project_id = 'prj_a1'").pluck().get() as number;
+      const n = copied
+        .prepare("SELECT COUNT(*) FROM blocked_domains WHERE project_id = 'prj_a1'")
+        .pluck()
+        .get() as number;
       assert.ok(n >= before && n <= after, `copy holds ${n}, between ${before} and ${after}`);
-      const counter = copied.prepare("SELECT n FROM row_counts WHERE tbl = 'blocked_domains' AND scope = 'prj_a1'").pluck().get() as number;
+      const counter = copied
+        .prepare("SELECT n FROM row_counts WHERE tbl = 'blocked_domains' AND scope = 'prj_a1'")
+        .pluck()
+        .get() as number;
       assert.equal(counter, n, 'one snapshot: the counter matches the rows');
       assert.equal((n - baseline) % 50, 0, 'whole transactions only');
     } finally {
       copied.close();
     }
-    assert.deepEqual(readdirSync(t.dir).filter((f) => f.includes('.partial-')), [], 'no partial file left');
+    assert.deepEqual(
+      readdirSync(t.dir).filter((f) => f.includes('.partial-')),
+      [],
+      'no partial file left',
+    );
   });
 
   it('refuses an existing file and a missing database, exit code 1', async () => {
@@ -92,4 +113,3 @@ describe('backup', () => {
     assert.ok(!existsSync(join(t.dir, 'nope.db')), 'no database created');
   });
 });
-

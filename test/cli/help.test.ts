@@ -23,13 +23,18 @@ describe('CLI help', () => {
       assert.match(help, /Global Options:[\s\S]*--db <path>[\s\S]*--config <path>/, `${name}: global options`);
       for (const option of command.options) {
         const line = help.slice(help.indexOf(option.flags)).split(/\n {2}-/)[0]!;
-        assert.equal(/\(required\)/.test(line), Boolean(option.mandatory), `${name} ${option.flags}: (required) ${option.mandatory ? 'missing' : 'wrongly shown'}`);
+        assert.equal(
+          /\(required\)/.test(line),
+          Boolean(option.mandatory),
+          `${name} ${option.flags}: (required) ${option.mandatory ? 'missing' : 'wrongly shown'}`,
+        );
       }
     }
   });
 
   it('names the environment variables of serve’s options', () => {
     const help = execFileSync(process.execPath, [BIN, 'serve', '--help'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
-    for (const name of ['OUTREACH_API_SERVER_HOST', 'OUTREACH_API_SERVER_PORT', 'OUTREACH_API_DB']) assert.ok(help.includes(name), `${name} in serve --help`);
+    for (const name of ['OUTREACH_API_SERVER_HOST', 'OUTREACH_API_SERVER_PORT', 'OUTREACH_API_DB'])
+      assert.ok(help.includes(name), `${name} in serve --help`);
   });
 });

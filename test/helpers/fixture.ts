@@ -1,7 +1,9 @@
 /** The small fixture (test/fixtures/small.json) read as the import document it is, for expected values. */
 import { readFileSync } from 'node:fs';
 
-export const SMALL: { [collection: string]: any[] } & { backlinks: any[]; leads: any[]; prospects: any[] } = JSON.parse(readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'));
+export const SMALL: { [collection: string]: any[] } & { backlinks: any[]; leads: any[]; prospects: any[] } = JSON.parse(
+  readFileSync(new URL('../fixtures/small.json', import.meta.url), 'utf8'),
+);
 
 /**
  * What the API shows for a fixture record: each field of `shown` as the document has it; a field

@@ -92,7 +92,8 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
     assert.ok(res.headers.get('x-request-id'), `${method} ${path}: X-Request-Id`);
     const json = JSON.parse(text);
     // Every response carries the envelope but the OpenAPI document itself.
-    if (!path.startsWith('/api/public/openapi.json')) assert.equal(typeof json.ok, 'boolean', `${method} ${path}: envelope`);
+    if (!path.startsWith('/api/public/openapi.json'))
+      assert.equal(typeof json.ok, 'boolean', `${method} ${path}: envelope`);
     if (!opts.unchecked && !path.startsWith('/api')) validator.check(method, path, res.status, json);
     return { status: res.status, headers: res.headers, body: json };
   };
@@ -105,7 +106,11 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
     dir,
     mintToken(accountId, scopes = ALL_SCOPES, tokenOptions = {}) {
       tokenCount++;
-      return createToken(store, { accountId, name: `test token ${tokenCount}`, scopes, expiresAt: tokenOptions.expiresAt ?? null }, isoAt(clock.now())).token;
+      return createToken(
+        store,
+        { accountId, name: `test token ${tokenCount}`, scopes, expiresAt: tokenOptions.expiresAt ?? null },
+        isoAt(clock.now()),
+      ).token;
     },
     request,
     get: (path, token, opts) => request('GET', path, { ...opts, token }),

@@ -46,12 +46,24 @@ export class OpenApiValidator {
     const key = `${method} ${found.template} ${status}`;
     let validate = this.compiled.get(key);
     if (!validate) {
-      const pointer = ['paths', found.template, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema']
+      const pointer = [
+        'paths',
+        found.template,
+        method.toLowerCase(),
+        'responses',
+        String(status),
+        'content',
+        'application/json',
+        'schema',
+      ]
         .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
         .join('/');
       validate = this.ajv.compile({ $ref: `openapi#/${pointer}` });
       this.compiled.set(key, validate);
     }
-    assert.ok(validate(body), `${key}: response does not match the OpenAPI document: ${this.ajv.errorsText(validate.errors)}`);
+    assert.ok(
+      validate(body),
+      `${key}: response does not match the OpenAPI document: ${this.ajv.errorsText(validate.errors)}`,
+    );
   }
 }

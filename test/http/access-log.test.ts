@@ -14,7 +14,23 @@ import { generateToken } from '../../src/domain/tokens.js';
 import { API, type TestServer } from '../helpers/harness.js';
 import { startWriteServer } from '../writes/helpers.js';
 
-const FIELDS = ['time', 'level', 'msg', 'requestId', 'method', 'route', 'path', 'status', 'errorCode', 'durationMs', 'bytes', 'tokenId', 'accountId', 'remoteAddr', 'userAgent'];
+const FIELDS = [
+  'time',
+  'level',
+  'msg',
+  'requestId',
+  'method',
+  'route',
+  'path',
+  'status',
+  'errorCode',
+  'durationMs',
+  'bytes',
+  'tokenId',
+  'accountId',
+  'remoteAddr',
+  'userAgent',
+];
 const REPLY = '/projects/prj_a1/sites/site_a1/threads/thr_a1/replies';
 const METRICS_TOKEN = 'metrics-token-never-logged-42';
 
@@ -23,7 +39,10 @@ describe('access log', () => {
   const lines: string[] = [];
   before(async () => {
     const logger = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } });
-    t = await startWriteServer({ logger, config: { 'limits.requestsPerMinute': 30, 'metrics.enabled': true, 'metrics.token': METRICS_TOKEN } });
+    t = await startWriteServer({
+      logger,
+      config: { 'limits.requestsPerMinute': 30, 'metrics.enabled': true, 'metrics.token': METRICS_TOKEN },
+    });
   });
   after(() => t.close());
 
@@ -36,7 +55,9 @@ describe('access log', () => {
 
   it('writes one line per request with the fields of §15', async () => {
     const token = t.mintToken('acct_a', ['projects:read']);
-    const res = await fetch(`${t.origin}${API}/projects/prj_a1?x=1`, { headers: { authorization: `Bearer ${token}`, 'user-agent': 'access-log-test/1.0' } });
+    const res = await fetch(`${t.origin}${API}/projects/prj_a1?x=1`, {
+      headers: { authorization: `Bearer ${token}`, 'user-agent': 'access-log-test/1.0' },
+    });
     const text = await res.text();
     const entry = requestEntry(res.headers.get('x-request-id'));
     assert.deepEqual(Object.keys(entry).sort(), [...FIELDS].sort());
@@ -67,14 +88,20 @@ describe('access log', () => {
     const good = t.mintToken('acct_a', ['outreach:send', 'outreach:read', 'projects:read']);
     const noScope = t.mintToken('acct_a', []);
     const revoked = t.mintToken('acct_a', ['projects:read']);
-    const revokedId = (t.store.sqlite.prepare('SELECT id FROM api_tokens ORDER BY rowid DESC LIMIT 1').get() as { id: string }).id;
+    const revokedId = (
+      t.store.sqlite.prepare('SELECT id FROM api_tokens ORDER BY rowid DESC LIMIT 1').get() as { id: string }
+    ).id;
     assert.ok(revokeToken(t.store, revokedId, isoAt(t.clock.now())));
     const expired = t.mintToken('acct_a', ['projects:read'], { expiresAt: isoAt(t.clock.now() - 1000) });
     const unknown = generateToken();
     const secrets = [good, noScope, revoked, expired, unknown, METRICS_TOKEN, 'not-even-a-token-s3cr3t'];
     const authorizations: string[] = [];
     const statuses = new Set<number>();
-    const send = async (method: string, path: string, init: { auth?: string; body?: string; type?: string; ua?: string } = {}) => {
+    const send = async (
+      method: string,
+      path: string,
+      init: { auth?: string; body?: string; type?: string; ua?: string } = {},
+    ) => {
       const headers: Record<string, string> = {};
       if (init.auth !== undefined) {
         headers.authorization = init.auth;
@@ -92,7 +119,8 @@ describe('access log', () => {
     const bearer = (token: string) => `Bearer ${token}`;
 
     assert.equal(await send('GET', `${API}/me`, { auth: bearer(good) }), 200);
-    for (const token of [revoked, expired, unknown]) assert.equal(await send('GET', `${API}/me`, { auth: bearer(token) }), 401);
+    for (const token of [revoked, expired, unknown])
+      assert.equal(await send('GET', `${API}/me`, { auth: bearer(token) }), 401);
     assert.equal(await send('GET', `${API}/me`, { auth: `Basic ${good}` }), 401);
     assert.equal(await send('GET', `${API}/me`, { auth: `Bearer ${good} trailing` }), 401);
     assert.equal(await send('GET', `${API}/me`, { auth: 'Bearer not-even-a-token-s3cr3t' }), 401);
@@ -103,7 +131,10 @@ describe('access log', () => {
     assert.equal(await send('GET', `${API}/projects`, { auth: bearer(noScope) }), 403);
     assert.equal(await send('DELETE', `${API}/me`, { auth: bearer(good) }), 405);
     assert.equal(await send('GET', `${API}/projects?limit=abc`, { auth: bearer(good) }), 422);
-    assert.equal(await send('POST', API + REPLY, { auth: bearer(good), body: '{"body":', type: 'application/json' }), 422);
+    assert.equal(
+      await send('POST', API + REPLY, { auth: bearer(good), body: '{"body":', type: 'application/json' }),
+      422,
+    );
     assert.equal(await send('POST', API + REPLY, { auth: bearer(good), body: 'body=x', type: 'text/plain' }), 415);
     const reply = JSON.stringify({ body: 'Thanks, the link is live now.', idempotencyKey: 'log-reply-0001' });
     assert.equal(await send('POST', API + REPLY, { auth: bearer(good), body: reply, type: 'application/json' }), 202);
@@ -120,7 +151,9 @@ describe('access log', () => {
     try {
       assert.equal(await send('GET', `${API}/projects/prj_a1/sites/site_a1/keywords`, { auth: bearer(noScope) }), 403);
       const seo = t.mintToken('acct_a', ['sites:read']);
-      const res = await fetch(`${t.origin}${API}/projects/prj_a1/sites/site_a1/keywords`, { headers: { authorization: bearer(seo) } });
+      const res = await fetch(`${t.origin}${API}/projects/prj_a1/sites/site_a1/keywords`, {
+        headers: { authorization: bearer(seo) },
+      });
       authorizations.push(bearer(seo));
       secrets.push(seo);
       await res.text();
@@ -128,16 +161,21 @@ describe('access log', () => {
       {
         const id = res.headers.get('x-request-id');
         assert.equal(requestEntry(id).errorCode, 'INTERNAL_ERROR');
-        assert.ok(entries().some((e) => e.level === 'error' && e.requestId === id), 'the 500 is logged at error with its request id');
+        assert.ok(
+          entries().some((e) => e.level === 'error' && e.requestId === id),
+          'the 500 is logged at error with its request id',
+        );
         statuses.add(500);
       }
     } finally {
       t.store.sqlite.exec('ALTER TABLE keywords_gone RENAME TO keywords');
     }
 
-    for (const code of [200, 202, 401, 403, 404, 405, 415, 422, 429, 500]) assert.ok(statuses.has(code), `a ${code} was logged`);
+    for (const code of [200, 202, 401, 403, 404, 405, 415, 422, 429, 500])
+      assert.ok(statuses.has(code), `a ${code} was logged`);
     const log = lines.join('');
-    for (const secret of [...secrets, ...authorizations]) assert.ok(!log.includes(secret), `the log holds ${secret.slice(0, 12)}…`);
+    for (const secret of [...secrets, ...authorizations])
+      assert.ok(!log.includes(secret), `the log holds ${secret.slice(0, 12)}…`);
     assert.ok(!/authorization/i.test(log), 'no Authorization header in the log');
     assert.ok(log.includes('oapi_[masked]'), 'a token-shaped path segment is masked, not dropped');
   });

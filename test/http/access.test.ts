@@ -47,7 +47,11 @@ describe('access rules of every operation', () => {
     ids = pathIds(t);
     const doc = t.server.app.openapi as { paths: Record<string, Record<string, { 'x-required-scope'?: string }>> };
     operations = Object.entries(doc.paths).flatMap(([template, item]) =>
-      Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), template, scope: op['x-required-scope'] })),
+      Object.entries(item).map(([method, op]) => ({
+        method: method.toUpperCase(),
+        template,
+        scope: op['x-required-scope'],
+      })),
     );
   });
   after(() => t.close());
@@ -56,7 +60,11 @@ describe('access rules of every operation', () => {
     assert.ok(operations.length > 10);
     for (const op of operations) {
       if (op.template === '/me') assert.equal(op.scope, undefined);
-      else assert.ok(op.scope && (ALL_SCOPES as readonly string[]).includes(op.scope), `${op.method} ${op.template}: x-required-scope`);
+      else
+        assert.ok(
+          op.scope && (ALL_SCOPES as readonly string[]).includes(op.scope),
+          `${op.method} ${op.template}: x-required-scope`,
+        );
     }
   });
 
@@ -72,14 +80,27 @@ describe('access rules of every operation', () => {
     for (const op of operations.filter((o) => o.scope)) {
       const path = fill(op.template, ids);
       const body = op.method === 'GET' ? undefined : {};
-      const without = t.mintToken('acct_a', ALL_SCOPES.filter((s) => s !== op.scope));
+      const without = t.mintToken(
+        'acct_a',
+        ALL_SCOPES.filter((s) => s !== op.scope),
+      );
       const refused = await t.request(op.method, path, { token: without, body });
       assert.equal(refused.status, 403, `${op.method} ${op.template} without ${op.scope}`);
       assert.equal(refused.body.error.code, 'SCOPE_REQUIRED');
       const only = t.mintToken('acct_a', [op.scope!]);
       const served = await t.request(op.method, path, { token: only, body });
-      if (op.method === 'GET') assert.equal(served.status, 200, `${op.method} ${op.template} with only ${op.scope}: ${JSON.stringify(served.body)}`);
-      else assert.equal(served.status, 422, `${op.method} ${op.template}: an empty body is invalid (validation runs before lookups)`);
+      if (op.method === 'GET')
+        assert.equal(
+          served.status,
+          200,
+          `${op.method} ${op.template} with only ${op.scope}: ${JSON.stringify(served.body)}`,
+        );
+      else
+        assert.equal(
+          served.status,
+          422,
+          `${op.method} ${op.template}: an empty body is invalid (validation runs before lookups)`,
+        );
       revokeAll(t);
     }
   });
@@ -90,7 +111,11 @@ describe('access rules of every operation', () => {
       const res = await t.request(op.method, fill(op.template, ids), { token: other });
       assert.equal(res.status, 404, `${op.method} ${op.template} as acct_b`);
       assert.equal(res.body.error.code, 'NOT_FOUND');
-      const missing = await t.request(op.method, fill(op.template, { ...ids, projectId: 'prj_missing', workspaceId: 'prj_missing' }), { token: other });
+      const missing = await t.request(
+        op.method,
+        fill(op.template, { ...ids, projectId: 'prj_missing', workspaceId: 'prj_missing' }),
+        { token: other },
+      );
       assert.deepEqual(res.body, missing.body);
     }
   });
@@ -101,7 +126,10 @@ describe('access rules of every operation', () => {
     assert.ok(projectForms.length > 5);
     for (const op of projectForms) {
       const twin = op.template.replace('/projects/{projectId}', '/workspaces/{workspaceId}');
-      assert.ok(operations.some((o) => o.method === op.method && o.template === twin), `${twin} exists`);
+      assert.ok(
+        operations.some((o) => o.method === op.method && o.template === twin),
+        `${twin} exists`,
+      );
       const a = await t.get(fill(op.template, ids), token);
       const b = await t.get(fill(twin, ids), token);
       assert.equal(a.status, 200, `${op.template}: ${JSON.stringify(a.body)}`);
@@ -113,5 +141,7 @@ describe('access rules of every operation', () => {
 
 /** Keeps the account under the 10-active-token limit between checks. */
 function revokeAll(t: TestServer) {
-  t.store.sqlite.prepare("UPDATE api_tokens SET revoked_at = '2000-01-01T00:00:00.000Z' WHERE revoked_at IS NULL").run();
+  t.store.sqlite
+    .prepare("UPDATE api_tokens SET revoked_at = '2000-01-01T00:00:00.000Z' WHERE revoked_at IS NULL")
+    .run();
 }

@@ -29,13 +29,15 @@ const asc = (field: string) => (a: Item, b: Item) => compare(a[field], b[field])
 /** Ascending with NULL last (the started / sent part of a two-part list first). */
 const ascNullLast = (field: string) => (a: Item, b: Item) =>
   (a[field] === null) === (b[field] === null) ? compare(a[field], b[field]) : a[field] === null ? 1 : -1;
-const by = (...keys: Order[]): Order => (a, b) => {
-  for (const key of keys) {
-    const c = key(a, b);
-    if (c !== 0) return c;
-  }
-  return 0;
-};
+const by =
+  (...keys: Order[]): Order =>
+  (a, b) => {
+    for (const key of keys) {
+      const c = key(a, b);
+      if (c !== 0) return c;
+    }
+    return 0;
+  };
 /** Newest `createdAt` first, ties by id descending: the default order of §5. */
 const NEWEST = by(desc('createdAt'), desc('id'));
 
@@ -57,10 +59,34 @@ interface ListEndpoint {
 /** Every paginated list of the API. */
 const LISTS: ListEndpoint[] = [
   { template: '/projects', from: 'projects', where: 'account_id = ?', scope: 'accountId', order: NEWEST },
-  { template: '/projects/{projectId}/sites', from: 'sites', where: 'project_id = ?', scope: 'projectId', order: NEWEST },
-  { template: '/projects/{projectId}/sites/{siteId}/keywords', from: 'keywords', where: 'site_id = ?', scope: 'siteId', order: NEWEST },
-  { template: '/projects/{projectId}/blocked-domains', from: 'blocked_domains', where: 'project_id = ?', scope: 'projectId', order: NEWEST },
-  { template: '/projects/{projectId}/backlinks', from: 'backlinks', where: 'project_id = ?', scope: 'projectId', order: NEWEST },
+  {
+    template: '/projects/{projectId}/sites',
+    from: 'sites',
+    where: 'project_id = ?',
+    scope: 'projectId',
+    order: NEWEST,
+  },
+  {
+    template: '/projects/{projectId}/sites/{siteId}/keywords',
+    from: 'keywords',
+    where: 'site_id = ?',
+    scope: 'siteId',
+    order: NEWEST,
+  },
+  {
+    template: '/projects/{projectId}/blocked-domains',
+    from: 'blocked_domains',
+    where: 'project_id = ?',
+    scope: 'projectId',
+    order: NEWEST,
+  },
+  {
+    template: '/projects/{projectId}/backlinks',
+    from: 'backlinks',
+    where: 'project_id = ?',
+    scope: 'projectId',
+    order: NEWEST,
+  },
   {
     template: '/projects/{projectId}/backlinks/{backlinkId}',
     from: 'backlink_checks',
@@ -70,7 +96,13 @@ const LISTS: ListEndpoint[] = [
     order: by(desc('checkedAt'), desc('id')),
     items: 'checks',
   },
-  { template: '/projects/{projectId}/prospects', from: 'prospects', where: 'project_id = ?', scope: 'projectId', order: NEWEST },
+  {
+    template: '/projects/{projectId}/prospects',
+    from: 'prospects',
+    where: 'project_id = ?',
+    scope: 'projectId',
+    order: NEWEST,
+  },
   {
     template: '/projects/{projectId}/prospects/{prospectId}/contacts',
     from: 'contacts',
@@ -87,8 +119,20 @@ const LISTS: ListEndpoint[] = [
     scope: 'projectId',
     order: by(desc('score'), desc('postedAt'), desc('id')),
   },
-  { template: '/projects/{projectId}/sites/{siteId}/drafts', from: 'drafts', where: 'site_id = ?', scope: 'siteId', order: NEWEST },
-  { template: '/projects/{projectId}/sites/{siteId}/threads', from: 'threads', where: 'site_id = ?', scope: 'siteId', order: by(desc('updatedAt'), desc('id')) },
+  {
+    template: '/projects/{projectId}/sites/{siteId}/drafts',
+    from: 'drafts',
+    where: 'site_id = ?',
+    scope: 'siteId',
+    order: NEWEST,
+  },
+  {
+    template: '/projects/{projectId}/sites/{siteId}/threads',
+    from: 'threads',
+    where: 'site_id = ?',
+    scope: 'siteId',
+    order: by(desc('updatedAt'), desc('id')),
+  },
   {
     template: '/projects/{projectId}/sites/{siteId}/threads/{threadId}/messages',
     from: 'thread_messages',
@@ -97,7 +141,13 @@ const LISTS: ListEndpoint[] = [
     parent: 'threads',
     order: by(ascNullLast('sentAt'), asc('createdAt'), asc('id')),
   },
-  { template: '/projects/{projectId}/sites/{siteId}/discovery-jobs', from: 'discovery_jobs', where: 'site_id = ?', scope: 'siteId', order: NEWEST },
+  {
+    template: '/projects/{projectId}/sites/{siteId}/discovery-jobs',
+    from: 'discovery_jobs',
+    where: 'site_id = ?',
+    scope: 'siteId',
+    order: NEWEST,
+  },
   {
     template: '/projects/{projectId}/sites/{siteId}/discovery-jobs/{jobId}',
     from: 'discovery_queries',
@@ -133,29 +183,44 @@ const BAD_PAGING: [string, string][] = [
 describe('every paginated list', () => {
   let t: TestServer;
   let token: string;
-  const one = (sql: string, ...params: unknown[]) => t.store.sqlite.prepare(sql).get(...params) as Record<string, string>;
-  const pathOf = (template: string, ids: Record<string, string>) => template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
+  const one = (sql: string, ...params: unknown[]) =>
+    t.store.sqlite.prepare(sql).get(...params) as Record<string, string>;
+  const pathOf = (template: string, ids: Record<string, string>) =>
+    template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
   const page = (list: ListEndpoint, body: any): { items: Item[]; pagination: any } => ({
     items: body.data[list.items ?? 'data'],
     pagination: body.data.pagination,
   });
-  const twinOf = (template: string) => template.replace('/projects/{projectId}', '/workspaces/{workspaceId}').replace(/^\/projects$/, '/workspaces');
+  const twinOf = (template: string) =>
+    template.replace('/projects/{projectId}', '/workspaces/{workspaceId}').replace(/^\/projects$/, '/workspaces');
 
   /**
    * The path ids of a list: acct_demo's records with the most rows in the list (its project
    * prj_demo_main for a project's list; the site, or the parent record, with the most rows).
    */
   function idsFor(list: ListEndpoint): Record<string, string> {
-    const ids: Record<string, string> = { accountId: 'acct_demo', projectId: 'prj_demo_main', workspaceId: 'prj_demo_main' };
+    const ids: Record<string, string> = {
+      accountId: 'acct_demo',
+      projectId: 'prj_demo_main',
+      workspaceId: 'prj_demo_main',
+    };
     const column = list.where.split(' ')[0]!;
     const mine = "project_id IN (SELECT id FROM projects WHERE account_id = 'acct_demo')";
     if (list.parent) {
-      const top = one(`SELECT ${column} AS id FROM ${list.from} WHERE ${column} IN (SELECT id FROM ${list.parent} WHERE ${mine})
+      const top =
+        one(`SELECT ${column} AS id FROM ${list.from} WHERE ${column} IN (SELECT id FROM ${list.parent} WHERE ${mine})
         GROUP BY ${column} ORDER BY count(*) DESC, ${column} LIMIT 1`);
       const parent = one(`SELECT site_id, project_id FROM ${list.parent} WHERE id = ?`, top.id);
-      Object.assign(ids, { [list.scope]: top.id, siteId: parent.site_id, projectId: parent.project_id, workspaceId: parent.project_id });
+      Object.assign(ids, {
+        [list.scope]: top.id,
+        siteId: parent.site_id,
+        projectId: parent.project_id,
+        workspaceId: parent.project_id,
+      });
     } else if (list.scope === 'siteId') {
-      const top = one(`SELECT site_id, project_id FROM ${list.from} WHERE ${mine} GROUP BY site_id ORDER BY count(*) DESC, site_id LIMIT 1`);
+      const top = one(
+        `SELECT site_id, project_id FROM ${list.from} WHERE ${mine} GROUP BY site_id ORDER BY count(*) DESC, site_id LIMIT 1`,
+      );
       Object.assign(ids, { siteId: top.site_id, projectId: top.project_id, workspaceId: top.project_id });
     }
     return ids;
@@ -168,12 +233,19 @@ describe('every paginated list', () => {
   after(() => t.close());
 
   it('has a row for every operation that takes page and limit', () => {
-    const doc = t.server.app.openapi as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
+    const doc = t.server.app.openapi as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+    };
     const paged = Object.entries(doc.paths).flatMap(([template, item]) =>
-      Object.values(item).some((op) => op.parameters?.some((p) => p.in === 'query' && p.name === 'page')) ? [template] : [],
+      Object.values(item).some((op) => op.parameters?.some((p) => p.in === 'query' && p.name === 'page'))
+        ? [template]
+        : [],
     );
     const covered = new Set(LISTS.flatMap((l) => [l.template, twinOf(l.template)]));
-    assert.deepEqual(paged.filter((p) => !covered.has(p)), []);
+    assert.deepEqual(
+      paged.filter((p) => !covered.has(p)),
+      [],
+    );
     assert.equal(paged.length, LISTS.length * 2);
   });
 
@@ -191,7 +263,11 @@ describe('every paginated list', () => {
 
       before(async () => {
         ids = idsFor(list);
-        stored = (t.store.sqlite.prepare(`SELECT id FROM ${list.from} WHERE ${list.where}`).all(ids[list.scope]) as { id: string }[]).map((r) => r.id);
+        stored = (
+          t.store.sqlite.prepare(`SELECT id FROM ${list.from} WHERE ${list.where}`).all(ids[list.scope]) as {
+            id: string;
+          }[]
+        ).map((r) => r.id);
         all = [];
         for (let n = 1; ; n++) {
           const { items, pagination } = await get(`limit=100&page=${n}`);
@@ -204,7 +280,8 @@ describe('every paginated list', () => {
         assert.ok(stored.length >= 2, `the demo has ${stored.length} records for ${list.template}`);
         assert.deepEqual(all.map((i) => i.id).sort(), [...stored].sort());
         assert.deepEqual(all, [...all].sort(list.order));
-        for (let i = 1; i < all.length; i++) assert.ok(list.order(all[i - 1]!, all[i]!) < 0, `${all[i - 1]!.id} before ${all[i]!.id}`);
+        for (let i = 1; i < all.length; i++)
+          assert.ok(list.order(all[i - 1]!, all[i]!) < 0, `${all[i - 1]!.id} before ${all[i]!.id}`);
       });
 
       it('serves page 1 of 25 by default, with the true total', async () => {
@@ -244,10 +321,17 @@ describe('every paginated list', () => {
           const res = await t.get(`${pathOf(list.template, ids)}?${query}`, token);
           assert.equal(res.status, 422, query);
           assert.equal(res.body.error.code, 'VALIDATION_ERROR');
-          assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], query);
+          assert.deepEqual(
+            res.body.error.details.map((d: { path: string }) => d.path),
+            [path],
+            query,
+          );
         }
         const both = await t.get(`${pathOf(list.template, ids)}?page=0&limit=0`, token);
-        assert.deepEqual(both.body.error.details.map((d: { path: string }) => d.path).sort(), ['query.limit', 'query.page']);
+        assert.deepEqual(both.body.error.details.map((d: { path: string }) => d.path).sort(), [
+          'query.limit',
+          'query.page',
+        ]);
       });
 
       it('validates the query before looking anything up', async () => {

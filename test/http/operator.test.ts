@@ -58,7 +58,9 @@ async function getRoot(t: TestServer, path: string): Promise<{ status: number; h
 }
 
 const value = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
-  samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+  samples
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
 
 describe('health and readiness', () => {
   let t: TestServer;
@@ -87,7 +89,10 @@ describe('health and readiness', () => {
 
   it('answers 503 NOT_READY while the schema is not the latest migration', async () => {
     const newest = t.store.sqlite.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number };
-    const saved = t.store.sqlite.prepare('SELECT * FROM schema_migrations WHERE version = ?').get(newest.v) as Record<string, unknown>;
+    const saved = t.store.sqlite.prepare('SELECT * FROM schema_migrations WHERE version = ?').get(newest.v) as Record<
+      string,
+      unknown
+    >;
     t.store.sqlite.prepare('DELETE FROM schema_migrations WHERE version = ?').run(newest.v);
     try {
       const res = await getRoot(t, '/readyz');
@@ -95,7 +100,9 @@ describe('health and readiness', () => {
       assert.equal(res.body.error.code, 'NOT_READY');
       assert.match(res.body.error.message, /schema/);
     } finally {
-      t.store.sqlite.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(saved.version, saved.name, saved.applied_at);
+      t.store.sqlite
+        .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+        .run(saved.version, saved.name, saved.applied_at);
     }
     assert.equal((await getRoot(t, '/readyz')).status, 200);
   });
@@ -104,7 +111,10 @@ describe('health and readiness', () => {
     await t.server.workers.stop();
     const res = await getRoot(t, '/readyz');
     assert.equal(res.status, 503);
-    assert.deepEqual(res.body, { ok: false, error: { code: 'NOT_READY', message: 'Not ready: the background workers are not running' } });
+    assert.deepEqual(res.body, {
+      ok: false,
+      error: { code: 'NOT_READY', message: 'Not ready: the background workers are not running' },
+    });
     assert.equal((await getRoot(t, '/healthz')).status, 200, 'healthz still answers');
   });
 
@@ -117,7 +127,9 @@ describe('GET /metrics', () => {
   let t: TestServer;
   let token: string;
   before(async () => {
-    t = await startWriteServer({ config: { 'metrics.enabled': true, 'metrics.token': METRICS_TOKEN, 'limits.requestsPerMinute': 8 } });
+    t = await startWriteServer({
+      config: { 'metrics.enabled': true, 'metrics.token': METRICS_TOKEN, 'limits.requestsPerMinute': 8 },
+    });
     token = t.mintToken('acct_a', ['outreach:send', 'outreach:read', 'projects:read']);
   });
   after(() => t.close());
@@ -130,12 +142,19 @@ describe('GET /metrics', () => {
   };
 
   it('needs the metrics token when one is set', async () => {
-    const tries: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${token}` }];
+    const tries: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer wrong' },
+      { authorization: `Bearer ${token}` },
+    ];
     for (const headers of tries) {
       const res = await fetch(`${t.origin}/metrics`, { headers });
       assert.equal(res.status, 401);
       assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
-      assert.equal(res.headers.get('www-authenticate'), headers.authorization ? 'Bearer realm="outreach-api", error="invalid_token"' : 'Bearer realm="outreach-api"');
+      assert.equal(
+        res.headers.get('www-authenticate'),
+        headers.authorization ? 'Bearer realm="outreach-api", error="invalid_token"' : 'Bearer realm="outreach-api"',
+      );
     }
   });
 
@@ -156,7 +175,8 @@ describe('GET /metrics', () => {
     assert.equal(limited, 1, 'the limiter refused one request');
 
     const { samples, types } = await scrape();
-    const delta = (name: string, labels: Record<string, string> = {}) => value(samples, name, labels) - value(before, name, labels);
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      value(samples, name, labels) - value(before, name, labels);
     const me = '/api/public/v1/me';
     const project = '/api/public/v1/projects/:projectId';
     assert.ok(delta('http_requests_total', { method: 'GET', route: me, status: '200' }) >= 1);
@@ -165,9 +185,18 @@ describe('GET /metrics', () => {
     assert.equal(delta('http_requests_total', { method: 'GET', route: project, status: '200' }), 1);
     assert.equal(delta('http_requests_total', { method: 'GET', route: project, status: '404' }), 1);
     assert.equal(delta('http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }), 1);
-    assert.equal(delta('http_requests_total', { method: 'POST', route: '/api/public/v1/projects/:projectId/sites/:siteId/threads/:threadId/replies', status: '202' }), 2);
+    assert.equal(
+      delta('http_requests_total', {
+        method: 'POST',
+        route: '/api/public/v1/projects/:projectId/sites/:siteId/threads/:threadId/replies',
+        status: '202',
+      }),
+      2,
+    );
     assert.equal(delta('http_request_duration_seconds_count', { method: 'GET', route: project }), 2);
-    assert.ok(value(samples, 'http_request_duration_seconds_bucket', { method: 'GET', route: project, le: '+Inf' }) >= 2);
+    assert.ok(
+      value(samples, 'http_request_duration_seconds_bucket', { method: 'GET', route: project, le: '+Inf' }) >= 2,
+    );
     assert.equal(delta('outreach_rate_limit_rejections_total'), 1);
     assert.equal(delta('outreach_idempotent_replays_total'), 1);
     assert.equal(delta('outreach_outbox_deliveries_total', { result: 'sent' }), 1);
@@ -175,8 +204,14 @@ describe('GET /metrics', () => {
     assert.equal(value(samples, 'outreach_outbox_messages', { status: 'queued' }), 0);
     assert.equal(types.get('outreach_backlink_checks_total'), 'counter', 'the monitor’s counter is exposed');
     assert.equal(types.get('http_request_duration_seconds'), 'histogram');
-    assert.ok(samples.some((s) => s.name === 'process_cpu_user_seconds_total'), 'process metrics');
-    assert.ok(samples.some((s) => s.name === 'nodejs_heap_size_used_bytes'), 'runtime metrics');
+    assert.ok(
+      samples.some((s) => s.name === 'process_cpu_user_seconds_total'),
+      'process metrics',
+    );
+    assert.ok(
+      samples.some((s) => s.name === 'nodejs_heap_size_used_bytes'),
+      'runtime metrics',
+    );
 
     // Labels hold templates and enums only: no raw path, id or token.
     for (const s of samples) {

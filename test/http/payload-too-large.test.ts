@@ -37,7 +37,8 @@ function responses(socket: Socket) {
         if (split > 0) {
           const head = buffered.subarray(0, split).toString('latin1').split('\r\n');
           const headers: Record<string, string> = {};
-          for (const line of head.slice(1)) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+          for (const line of head.slice(1))
+            headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
           const length = Number(headers['content-length']);
           if (buffered.length >= split + 4 + length) {
             const body = JSON.parse(buffered.subarray(split + 4, split + 4 + length).toString('utf8'));
@@ -56,7 +57,9 @@ function responses(socket: Socket) {
 async function pump(socket: Socket, total: number, chunked: boolean): Promise<void> {
   const piece = Buffer.alloc(64 * 1024, 0x20);
   for (let sent = 0; sent < total && !socket.destroyed; sent += piece.length) {
-    const data = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+    const data = chunked
+      ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+      : piece;
     if (!socket.write(data)) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
   }
   if (chunked && !socket.destroyed) socket.write('0\r\n\r\n');
@@ -131,7 +134,11 @@ describe('413 and the connection after it', () => {
   it('fetch: the request after a 413 succeeds', async () => {
     const big = JSON.stringify({ subject: 'A subject line', body: 'x'.repeat(2 * 1024 * 1024) });
     for (let i = 0; i < 5; i++) {
-      const refused = await fetch(t.origin + PATCH_PATH, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: big });
+      const refused = await fetch(t.origin + PATCH_PATH, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: big,
+      });
       assert.equal(refused.status, 413);
       await refused.arrayBuffer();
       const next = await fetch(`${t.origin}/api/public/v1/me`, { headers: { authorization: `Bearer ${token}` } });
@@ -140,4 +147,3 @@ describe('413 and the connection after it', () => {
     }
   });
 });
-

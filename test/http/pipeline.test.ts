@@ -9,8 +9,21 @@ import { revokeToken } from '../../src/repos/tokens.js';
 import { generateToken } from '../../src/domain/tokens.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const ACCOUNT = { accounts: [{ id: 'acct_p', email: 'p@example.test', name: 'P', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }] };
-const PROJECTS = { ...ACCOUNT, projects: [{ id: 'prj_p', accountId: 'acct_p', name: 'P', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' }] };
+const ACCOUNT = {
+  accounts: [{ id: 'acct_p', email: 'p@example.test', name: 'P', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }],
+};
+const PROJECTS = {
+  ...ACCOUNT,
+  projects: [
+    {
+      id: 'prj_p',
+      accountId: 'acct_p',
+      name: 'P',
+      createdAt: '2026-01-01T00:00:00Z',
+      updatedAt: '2026-01-01T00:00:00Z',
+    },
+  ],
+};
 
 describe('authentication', () => {
   let t: TestServer;
@@ -34,15 +47,24 @@ describe('authentication', () => {
     for (const headers of cases) {
       const res = await t.request('GET', '/me', { headers: headers as Record<string, string> });
       assert.equal(res.status, 401, JSON.stringify(headers));
-      assert.deepEqual(res.body, { ok: false, error: { code: 'UNAUTHORIZED', message: 'A valid bearer token is required' } });
+      assert.deepEqual(res.body, {
+        ok: false,
+        error: { code: 'UNAUTHORIZED', message: 'A valid bearer token is required' },
+      });
       assert.equal(res.headers.get('x-ratelimit-limit'), null, 'no limiter headers before authentication');
       // RFC 6750 §3: the challenge, with invalid_token once credentials were sent.
-      const challenge = headers.authorization === undefined ? 'Bearer realm="outreach-api"' : 'Bearer realm="outreach-api", error="invalid_token"';
+      const challenge =
+        headers.authorization === undefined
+          ? 'Bearer realm="outreach-api"'
+          : 'Bearer realm="outreach-api", error="invalid_token"';
       assert.equal(res.headers.get('www-authenticate'), challenge, JSON.stringify(headers));
     }
     const expired = t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1) });
     t.clock.advance(1);
-    assert.equal((await t.get('/me', expired)).headers.get('www-authenticate'), 'Bearer realm="outreach-api", error="invalid_token"');
+    assert.equal(
+      (await t.get('/me', expired)).headers.get('www-authenticate'),
+      'Bearer realm="outreach-api", error="invalid_token"',
+    );
   });
 
   it('never accepts a token in the URL', async () => {
@@ -67,7 +89,16 @@ describe('authentication', () => {
   it('counts the active tokens of the account in /me: neither revoked nor expired by the clock', async () => {
     const token = t.mintToken('acct_p', []);
     const active = (await t.get('/me', token)).body.data.activeTokenCount;
-    assert.equal(active, (t.store.sqlite.prepare("SELECT count(*) AS n FROM api_tokens WHERE account_id = 'acct_p' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)").get(isoAt(t.clock.now())) as { n: number }).n);
+    assert.equal(
+      active,
+      (
+        t.store.sqlite
+          .prepare(
+            "SELECT count(*) AS n FROM api_tokens WHERE account_id = 'acct_p' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+          )
+          .get(isoAt(t.clock.now())) as { n: number }
+      ).n,
+    );
     t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1_000) });
     assert.equal((await t.get('/me', token)).body.data.activeTokenCount, active + 1);
     t.clock.advance(1_000);
@@ -203,7 +234,10 @@ describe('errors and the envelope', () => {
     try {
       const res = await t.get('/projects', token);
       assert.equal(res.status, 500);
-      assert.deepEqual(res.body, { ok: false, error: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred' } });
+      assert.deepEqual(res.body, {
+        ok: false,
+        error: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred' },
+      });
       const line = logged.find((l) => l.includes(res.headers.get('x-request-id')!));
       assert.ok(line, 'the failure is logged with its request id');
       // decisions.md §15: the message and stack are for the operator, in the log, never in the body.

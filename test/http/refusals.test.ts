@@ -72,12 +72,32 @@ describe('requests refused before routing', () => {
 
   const cases: [string, string, number, string][] = [
     ['a backslash in the path', 'GET /api/public/v1/me\\x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 400, 'BAD_REQUEST'],
-    ['a 20 KB query', `GET /api/public/v1/me?q=${'x'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
-    ['20 KB of headers', `GET /api/public/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'y'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+    [
+      'a 20 KB query',
+      `GET /api/public/v1/me?q=${'x'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+      431,
+      'HEADERS_TOO_LARGE',
+    ],
+    [
+      '20 KB of headers',
+      `GET /api/public/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'y'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'HEADERS_TOO_LARGE',
+    ],
     ['a malformed request line', 'GET /api/public/v1/me NOT-HTTP\r\nHost: 127.0.0.1\r\n\r\n', 400, 'BAD_REQUEST'],
     ['an unknown method token', 'G(T /api/public/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 400, 'BAD_REQUEST'],
-    ['a malformed header', 'GET /api/public/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: y\r\n\r\n', 400, 'BAD_REQUEST'],
-    ['Content-Length: abc', 'POST /api/public/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n', 400, 'BAD_REQUEST'],
+    [
+      'a malformed header',
+      'GET /api/public/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: y\r\n\r\n',
+      400,
+      'BAD_REQUEST',
+    ],
+    [
+      'Content-Length: abc',
+      'POST /api/public/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n',
+      400,
+      'BAD_REQUEST',
+    ],
     [
       'both Content-Length and Transfer-Encoding',
       'POST /api/public/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
@@ -103,7 +123,10 @@ describe('requests refused before routing', () => {
   }
 
   it('still serves a well-formed request on a new connection afterwards', async () => {
-    const res = await rawExchange(t.server.port, 'GET /api/public/v1/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    const res = await rawExchange(
+      t.server.port,
+      'GET /api/public/v1/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+    );
     assert.equal(res.status, 401);
   });
 });

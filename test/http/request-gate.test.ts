@@ -37,8 +37,10 @@ test('exclusive runs after the requests in flight and before the ones that arriv
 
 test('a failing exclusive section still lets requests go on', async () => {
   const gate = new RequestGate();
-  await assert.rejects(gate.exclusive(() => {
-    throw new Error('boom');
-  }));
+  await assert.rejects(
+    gate.exclusive(() => {
+      throw new Error('boom');
+    }),
+  );
   assert.equal(await gate.run(async () => 'served'), 'served');
 });

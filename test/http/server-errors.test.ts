@@ -32,7 +32,10 @@ describe('a 500 in the log', () => {
         headers: { 'idempotency-key': 'fail-500-key' },
       });
       assert.equal(res.status, 500);
-      assert.deepEqual(res.body, { ok: false, error: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred' } });
+      assert.deepEqual(res.body, {
+        ok: false,
+        error: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred' },
+      });
       const requestId = res.headers.get('x-request-id');
       const entry = lines.find((l) => l.level === 'error' && l.fields.requestId === requestId);
       assert.ok(entry, JSON.stringify(lines));

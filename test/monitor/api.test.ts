@@ -53,7 +53,13 @@ const statuses = async () => {
 it('serve with monitor.enabled checks every due backlink at start, and the API shows it', async () => {
   // The pass the worker started at start-up; a pass queued behind it finds nothing due.
   assert.equal(await t.server.workers.monitor.runOnce(), 0);
-  assert.deepEqual(await statuses(), { bl_live: 'live', bl_lost: 'lost', bl_blocked: 'blocked', bl_error: 'error', bl_closed: 'closed' });
+  assert.deepEqual(await statuses(), {
+    bl_live: 'live',
+    bl_lost: 'lost',
+    bl_blocked: 'blocked',
+    bl_error: 'error',
+    bl_closed: 'closed',
+  });
 
   const detail = await t.get('/projects/prj_m/backlinks/bl_error', token);
   assert.equal(detail.body.data.hasCheckError, true);
@@ -79,10 +85,22 @@ it('serve with monitor.enabled checks every due backlink at start, and the API s
       checkedAt: new Date(t.clock.now()).toISOString(),
     },
   );
-  assert.equal((await t.get('/projects/prj_m/backlinks/bl_lost', token)).body.data.observedAnchor, 'old anchor', 'kept when not found');
+  assert.equal(
+    (await t.get('/projects/prj_m/backlinks/bl_lost', token)).body.data.observedAnchor,
+    'old anchor',
+    'kept when not found',
+  );
 
   const pipeline = await t.get('/projects/prj_m/sites/site_m/pipeline', token);
-  assert.deepEqual(pipeline.body.data.backlinks, { pending: 0, live: 1, changed: 0, lost: 1, blocked: 1, error: 0, closed: 1 });
+  assert.deepEqual(pipeline.body.data.backlinks, {
+    pending: 0,
+    live: 1,
+    changed: 0,
+    lost: 1,
+    blocked: 1,
+    error: 0,
+    closed: 1,
+  });
   const other = await t.get('/projects/prj_m/sites/site_n/pipeline', token);
   assert.equal(other.body.data.backlinks.error, 1);
   const filtered = await t.get('/projects/prj_m/backlinks?status=lost', token);
@@ -96,7 +114,13 @@ it('checks again on its schedule: nothing before intervalHours, every due backli
   assert.equal(await t.server.workers.monitor.runOnce(), 0, 'nothing due after 12 h');
   t.clock.advance(12 * 3_600_000 + 1);
   assert.equal(await t.server.workers.monitor.runOnce(), 4);
-  assert.deepEqual(await statuses(), { bl_live: 'changed', bl_lost: 'lost', bl_blocked: 'blocked', bl_error: 'live', bl_closed: 'closed' });
+  assert.deepEqual(await statuses(), {
+    bl_live: 'changed',
+    bl_lost: 'lost',
+    bl_blocked: 'blocked',
+    bl_error: 'live',
+    bl_closed: 'closed',
+  });
   const detail = await t.get('/projects/prj_m/backlinks/bl_error', token);
   assert.equal(detail.body.data.hasCheckError, false, 'the newest check decides');
   assert.equal(detail.body.data.pagination.total, 2);
@@ -106,15 +130,39 @@ it('outreach-api backlinks check --all from another process moves every backlink
   site.route(`${A}/lost`, page('back again'));
   site.route(`${A}/blocked`, status(410));
   const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [BIN, '--db', t.store.path, 'backlinks', 'check', '--all'], {
-      env: { PATH: process.env.PATH, OUTREACH_API_MONITOR_ALLOW_PRIVATE_NETWORKS: 'true', OUTREACH_API_MONITOR_PER_HOST_DELAY_MS: '0' },
-    }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      [BIN, '--db', t.store.path, 'backlinks', 'check', '--all'],
+      {
+        env: {
+          PATH: process.env.PATH,
+          OUTREACH_API_MONITOR_ALLOW_PRIVATE_NETWORKS: 'true',
+          OUTREACH_API_MONITOR_PER_HOST_DELAY_MS: '0',
+        },
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
   });
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^checked +4\nlive +3\nchanged +0\nlost +1\n/);
-  assert.deepEqual(await statuses(), { bl_live: 'live', bl_lost: 'live', bl_blocked: 'lost', bl_error: 'live', bl_closed: 'closed' });
+  assert.deepEqual(await statuses(), {
+    bl_live: 'live',
+    bl_lost: 'live',
+    bl_blocked: 'lost',
+    bl_error: 'live',
+    bl_closed: 'closed',
+  });
   const pipeline = await t.get('/projects/prj_m/sites/site_m/pipeline', token);
-  assert.deepEqual(pipeline.body.data.backlinks, { pending: 0, live: 2, changed: 0, lost: 1, blocked: 0, error: 0, closed: 1 });
+  assert.deepEqual(pipeline.body.data.backlinks, {
+    pending: 0,
+    live: 2,
+    changed: 0,
+    lost: 1,
+    blocked: 0,
+    error: 0,
+    closed: 1,
+  });
   const lost = await t.get('/projects/prj_m/backlinks/bl_lost', token);
   assert.equal(lost.body.data.observedAnchor, 'back again');
   assert.equal(lost.body.data.checks.length, 3);

@@ -41,9 +41,14 @@ async function database(name: string, backlinks: BacklinkSpec[]): Promise<string
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, '--config', config, ...args], { env: { PATH: process.env.PATH } }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, '--config', config, ...args],
+      { env: { PATH: process.env.PATH } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -74,7 +79,19 @@ describe('outreach-api backlinks check', () => {
     assert.match(run.stderr, /bl_err error: .*HTTP 500/);
     const again = await cli(['--db', db, 'backlinks', 'check']);
     assert.match(again.stdout, /^checked +0\n/, 'nothing due');
-    const all = await cli(['--db', db, 'backlinks', 'check', '--all', '--site', 'site_m', '--backlink', 'bl_ok', '--backlink', 'bl_err']);
+    const all = await cli([
+      '--db',
+      db,
+      'backlinks',
+      'check',
+      '--all',
+      '--site',
+      'site_m',
+      '--backlink',
+      'bl_ok',
+      '--backlink',
+      'bl_err',
+    ]);
     assert.equal(all.code, 0);
     assert.match(all.stdout, /^checked +2\nlive +1\n/);
   });
@@ -101,7 +118,10 @@ describe('outreach-api backlinks check', () => {
       backlinks.push({ id: `bl_k${String(i).padStart(2, '0')}`, sourceUrl: `${origin}/slow${i}` });
     }
     const db = await database('killed', backlinks);
-    const child = spawn(process.execPath, [BIN, '--config', config, '--db', db, 'backlinks', 'check'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
+    const child = spawn(process.execPath, [BIN, '--config', config, '--db', db, 'backlinks', 'check'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH },
+    });
     let stderr = '';
     const reported = await new Promise<string[]>((resolve, reject) => {
       child.stderr.on('data', (chunk: Buffer) => {
@@ -112,12 +132,17 @@ describe('outreach-api backlinks check', () => {
           resolve(lines);
         }
       });
-      child.once('exit', (code, signal) => (signal === 'SIGKILL' ? undefined : reject(new Error(`exited ${code} before the kill: ${stderr}`))));
+      child.once('exit', (code, signal) =>
+        signal === 'SIGKILL' ? undefined : reject(new Error(`exited ${code} before the kill: ${stderr}`)),
+      );
     });
     await new Promise((resolve) => child.once('close', resolve));
     const recorded = await withStore(db, (store) => {
       assertConsistent(store);
-      return store.sqlite.prepare('SELECT backlink_id AS id, status FROM backlink_checks').all() as { id: string; status: string }[];
+      return store.sqlite.prepare('SELECT backlink_id AS id, status FROM backlink_checks').all() as {
+        id: string;
+        status: string;
+      }[];
     });
     const byId = new Map(recorded.map((r) => [r.id, r.status]));
     for (const line of reported) {
@@ -130,9 +155,14 @@ describe('outreach-api backlinks check', () => {
     assert.match(rest.stdout, new RegExp(`^checked +${30 - recorded.length}\\n`));
     await withStore(db, (store) => {
       assertConsistent(store);
-      const perBacklink = store.sqlite.prepare('SELECT count(*) AS n FROM backlink_checks GROUP BY backlink_id').all() as { n: number }[];
+      const perBacklink = store.sqlite
+        .prepare('SELECT count(*) AS n FROM backlink_checks GROUP BY backlink_id')
+        .all() as { n: number }[];
       assert.equal(perBacklink.length, 30);
-      assert.ok(perBacklink.every((r) => r.n === 1), 'exactly one check per backlink over the two passes');
+      assert.ok(
+        perBacklink.every((r) => r.n === 1),
+        'exactly one check per backlink over the two passes',
+      );
     });
   });
 });

@@ -34,11 +34,36 @@ export interface BacklinkSpec {
 export function documentOf(backlinks: BacklinkSpec[]) {
   const stamp = { createdAt: T0, updatedAt: T0 };
   return {
-    accounts: [{ id: 'acct_m', email: 'm@acme.test', name: 'M', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00.000Z', ...stamp }],
+    accounts: [
+      {
+        id: 'acct_m',
+        email: 'm@acme.test',
+        name: 'M',
+        plan: 'pro',
+        planExpiresAt: '2099-01-01T00:00:00.000Z',
+        ...stamp,
+      },
+    ],
     projects: [{ id: 'prj_m', accountId: 'acct_m', name: 'Monitor', ...stamp }],
     sites: [
-      { id: 'site_m', projectId: 'prj_m', name: 'Acme', domain: 'acme.test', url: 'https://acme.test/', status: 'active', ...stamp },
-      { id: 'site_n', projectId: 'prj_m', name: 'Other', domain: 'other.test', url: 'https://other.test/', status: 'active', ...stamp },
+      {
+        id: 'site_m',
+        projectId: 'prj_m',
+        name: 'Acme',
+        domain: 'acme.test',
+        url: 'https://acme.test/',
+        status: 'active',
+        ...stamp,
+      },
+      {
+        id: 'site_n',
+        projectId: 'prj_m',
+        name: 'Other',
+        domain: 'other.test',
+        url: 'https://other.test/',
+        status: 'active',
+        ...stamp,
+      },
     ],
     backlinks: backlinks.map((b) => ({
       id: b.id,
@@ -64,7 +89,12 @@ export interface MonitorFixture {
   dir: string;
   dbPath: string;
   pass(options?: PassOptions, monitor?: Record<string, unknown>): ReturnType<typeof runMonitorPass>;
-  backlink(id: string): { status: string; observed_anchor: string | null; last_checked_at: string | null; updated_at: string };
+  backlink(id: string): {
+    status: string;
+    observed_anchor: string | null;
+    last_checked_at: string | null;
+    updated_at: string;
+  };
   checks(id: string): CheckRow[];
   close(): Promise<void>;
 }
@@ -88,16 +118,24 @@ export interface CheckRow {
  * the machine running the tests may be busy, and a robots.txt fetch that times out fails every
  * page of its host. The timeout test sets its own.
  */
-export const LOOPBACK = { 'monitor.allowPrivateNetworks': true, 'monitor.perHostDelayMs': 0, 'monitor.timeoutMs': 10_000 };
+export const LOOPBACK = {
+  'monitor.allowPrivateNetworks': true,
+  'monitor.perHostDelayMs': 0,
+  'monitor.timeoutMs': 10_000,
+};
 
-export async function monitorFixture(backlinks: BacklinkSpec[], monitor: Record<string, unknown> = {}): Promise<MonitorFixture> {
+export async function monitorFixture(
+  backlinks: BacklinkSpec[],
+  monitor: Record<string, unknown> = {},
+): Promise<MonitorFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'outreach-api-monitor-'));
   const dbPath = join(dir, 'monitor.db');
   const store = await openStore(dbPath);
   migrate(store);
   const clock = new FakeClock(Date.parse('2026-03-10T12:00:00.000Z'));
   importDocument(store, documentOf(backlinks), { nowIso: isoAt(clock.now()) });
-  const configWith = (extra: Record<string, unknown>) => loadConfig(undefined, {}, { db: dbPath, ...LOOPBACK, ...monitor, ...extra });
+  const configWith = (extra: Record<string, unknown>) =>
+    loadConfig(undefined, {}, { db: dbPath, ...LOOPBACK, ...monitor, ...extra });
   const config = configWith({});
   return {
     store,
@@ -105,9 +143,14 @@ export async function monitorFixture(backlinks: BacklinkSpec[], monitor: Record<
     config,
     dir,
     dbPath,
-    pass: (options = {}, extra = {}) => runMonitorPass({ store, clock, config: configWith(extra), logger: silentLogger }, options),
-    backlink: (id) => store.sqlite.prepare('SELECT * FROM backlinks WHERE id = ?').get(id) as ReturnType<MonitorFixture['backlink']>,
-    checks: (id) => store.sqlite.prepare('SELECT * FROM backlink_checks WHERE backlink_id = ? ORDER BY checked_at DESC, id DESC').all(id) as CheckRow[],
+    pass: (options = {}, extra = {}) =>
+      runMonitorPass({ store, clock, config: configWith(extra), logger: silentLogger }, options),
+    backlink: (id) =>
+      store.sqlite.prepare('SELECT * FROM backlinks WHERE id = ?').get(id) as ReturnType<MonitorFixture['backlink']>,
+    checks: (id) =>
+      store.sqlite
+        .prepare('SELECT * FROM backlink_checks WHERE backlink_id = ? ORDER BY checked_at DESC, id DESC')
+        .all(id) as CheckRow[],
     async close() {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -120,7 +163,10 @@ export async function monitorFixture(backlinks: BacklinkSpec[], monitor: Record<
  * backlink's newest check agrees with the backlink (status, last_checked_at): nothing half-written.
  */
 export function assertConsistent(store: Store): void {
-  const counted = (sql: string) => Object.fromEntries((store.sqlite.prepare(sql).all() as { k: string; n: number }[]).filter((r) => r.n !== 0).map((r) => [r.k, r.n]));
+  const counted = (sql: string) =>
+    Object.fromEntries(
+      (store.sqlite.prepare(sql).all() as { k: string; n: number }[]).filter((r) => r.n !== 0).map((r) => [r.k, r.n]),
+    );
   assert.deepEqual(
     counted("SELECT scope || '|' || key AS k, n FROM row_counts WHERE tbl = 'backlinks' ORDER BY k"),
     counted(
@@ -130,7 +176,9 @@ export function assertConsistent(store: Store): void {
   );
   assert.deepEqual(
     counted("SELECT scope || '|' || key AS k, n FROM row_counts WHERE tbl = 'backlink_checks' ORDER BY k"),
-    counted("SELECT backlink_id || '|backlink' AS k, count(*) AS n FROM backlink_checks GROUP BY backlink_id ORDER BY k"),
+    counted(
+      "SELECT backlink_id || '|backlink' AS k, count(*) AS n FROM backlink_checks GROUP BY backlink_id ORDER BY k",
+    ),
     'check counters',
   );
   const mismatched = store.sqlite

@@ -15,7 +15,8 @@ describe('normaliseUrl', () => {
     ['https://example.com:443/guide/?a=1&b=2&utm_source=x&utm_medium=y', 'default port and utm_*'],
     ['https://www.example.com/guide?b=2&a=1&UTM_Campaign=z', 'utm_* in any case'],
   ];
-  for (const [url, what] of same) it(`matches across ${what}`, () => assert.equal(normaliseUrl(url), normaliseUrl(TARGET)));
+  for (const [url, what] of same)
+    it(`matches across ${what}`, () => assert.equal(normaliseUrl(url), normaliseUrl(TARGET)));
 
   const different: [string, string][] = [
     ['https://example.com/guide?a=1', 'a missing parameter'],
@@ -27,10 +28,13 @@ describe('normaliseUrl', () => {
     ['https://wwwexample.com/guide?a=1&b=2', 'a www without its dot'],
     ['https://example.com/guide?a=1&b=2&utmx=1', 'a parameter that only starts like utm'],
   ];
-  for (const [url, what] of different) it(`does not match ${what}`, () => assert.notEqual(normaliseUrl(url), normaliseUrl(TARGET)));
+  for (const [url, what] of different)
+    it(`does not match ${what}`, () => assert.notEqual(normaliseUrl(url), normaliseUrl(TARGET)));
 
-  it('takes an empty path as /', () => assert.equal(normaliseUrl('https://example.com'), normaliseUrl('http://www.example.com/')));
-  it('resolves against a base', () => assert.equal(normaliseUrl('../guide/?a=1&b=2', 'https://example.com/x/y'), normaliseUrl(TARGET)));
+  it('takes an empty path as /', () =>
+    assert.equal(normaliseUrl('https://example.com'), normaliseUrl('http://www.example.com/')));
+  it('resolves against a base', () =>
+    assert.equal(normaliseUrl('../guide/?a=1&b=2', 'https://example.com/x/y'), normaliseUrl(TARGET)));
   it('never matches what is not an http(s) URL', () => {
     assert.equal(normaliseUrl('mailto:a@example.com'), null);
     assert.equal(normaliseUrl('javascript:void(0)'), null);
@@ -47,17 +51,35 @@ describe('LinkScanner', () => {
       TARGET,
       page,
     );
-    assert.deepEqual(scan.match, { observedTargetUrl: 'http://example.com/guide?a=1&b=2#x', observedAnchor: 'the best guide', rel: ['nofollow', 'ugc'] });
+    assert.deepEqual(scan.match, {
+      observedTargetUrl: 'http://example.com/guide?a=1&b=2#x',
+      observedAnchor: 'the best guide',
+      rel: ['nofollow', 'ugc'],
+    });
     assert.equal(scan.metaNofollow, false);
   });
   it('resolves relative links against the page, and against <base href>', () => {
-    assert.equal(scanHtml('<a href="/target">t</a>', 'https://blog.test/target', page).match?.observedTargetUrl, 'https://blog.test/target');
-    const based = scanHtml('<head><base href="https://example.com/guide/"></head><a href="./?a=1&b=2">t</a>', TARGET, page);
+    assert.equal(
+      scanHtml('<a href="/target">t</a>', 'https://blog.test/target', page).match?.observedTargetUrl,
+      'https://blog.test/target',
+    );
+    const based = scanHtml(
+      '<head><base href="https://example.com/guide/"></head><a href="./?a=1&b=2">t</a>',
+      TARGET,
+      page,
+    );
     assert.equal(based.match?.observedTargetUrl, 'https://example.com/guide/?a=1&b=2');
-    assert.equal(scanHtml('<base href="https://elsewhere.test/"><a href="/target">t</a>', 'https://blog.test/target', page).match, null);
+    assert.equal(
+      scanHtml('<base href="https://elsewhere.test/"><a href="/target">t</a>', 'https://blog.test/target', page).match,
+      null,
+    );
   });
   it('takes the alt of the first image when the link has no text, else ""', () => {
-    assert.equal(scanHtml(`<a href="${TARGET}"> <img src="a.png" alt=" Logo  A "><img alt="B"></a>`, TARGET, page).match?.observedAnchor, 'Logo A');
+    assert.equal(
+      scanHtml(`<a href="${TARGET}"> <img src="a.png" alt=" Logo  A "><img alt="B"></a>`, TARGET, page).match
+        ?.observedAnchor,
+      'Logo A',
+    );
     assert.equal(scanHtml(`<a href="${TARGET}"><img src="a.png"></a>`, TARGET, page).match?.observedAnchor, '');
     assert.equal(scanHtml(`<map><area href="${TARGET}" alt="x"></map>`, TARGET, page).match?.observedAnchor, '');
   });
@@ -65,7 +87,11 @@ describe('LinkScanner', () => {
     for (const meta of ['<meta name="robots" content="noindex, nofollow">', '<meta name="GoogleBot" content="none">']) {
       assert.equal(scanHtml(`<a href="${TARGET}">t</a>${meta}`, TARGET, page).metaNofollow, true, meta);
     }
-    assert.equal(scanHtml(`<meta name="robots" content="noindex"><meta name="bingbot" content="nofollow">`, TARGET, page).metaNofollow, false);
+    assert.equal(
+      scanHtml(`<meta name="robots" content="noindex"><meta name="bingbot" content="nofollow">`, TARGET, page)
+        .metaNofollow,
+      false,
+    );
   });
   it('finds a link split across written pieces', () => {
     const html = `<html><body>${'x'.repeat(1000)}<a href="${TARGET}">anchor</a></body></html>`;

@@ -44,7 +44,10 @@ it('fetches one at a time per host with the delay between, and at most `concurre
     );
     for (let i = 1; i < requests.length; i++) {
       const gap = requests[i]!.start - requests[i - 1]!.end!;
-      assert.ok(gap >= DELAY_MS - 1, `${origin}: ${gap.toFixed(1)} ms between the end of one fetch and the start of the next`);
+      assert.ok(
+        gap >= DELAY_MS - 1,
+        `${origin}: ${gap.toFixed(1)} ms between the end of one fetch and the start of the next`,
+      );
     }
   }
   const overlap = (at: SiteRequest) => site.log.filter((r) => r.start <= at.start && r.end! > at.start).length;

@@ -9,7 +9,8 @@ import { isoAt } from '../../src/domain/clock.js';
 import { assertConsistent, monitorFixture, TARGET, type BacklinkSpec, type MonitorFixture } from './helpers.js';
 import { html, redirect, startTestSite, status, type TestSite } from './site.js';
 
-const link = (attrs = '', text = 'the guide', href = TARGET) => `<html><head><title>t</title></head><body><p>See <a href="${href}" ${attrs}>${text}</a></p></body></html>`;
+const link = (attrs = '', text = 'the guide', href = TARGET) =>
+  `<html><head><title>t</title></head><body><p>See <a href="${href}" ${attrs}>${text}</a></p></body></html>`;
 
 describe('backlink monitor: one pass over every rule', () => {
   let site: TestSite;
@@ -17,24 +18,91 @@ describe('backlink monitor: one pass over every rule', () => {
   let A: string;
   let R: string;
   /** Backlink id → [route handler, expected status, extra expectations]. */
-  const cases: Record<string, { path: string; target?: string; expect: string; found?: boolean; rel?: string[]; anchor?: string | null; httpStatus?: number | null; final?: string }> = {};
+  const cases: Record<
+    string,
+    {
+      path: string;
+      target?: string;
+      expect: string;
+      found?: boolean;
+      rel?: string[];
+      anchor?: string | null;
+      httpStatus?: number | null;
+      final?: string;
+    }
+  > = {};
 
   before(async () => {
     site = await startTestSite(['127.0.0.2', '127.0.0.3', '127.0.0.4']);
     [A, R] = site.origins as [string, string, string];
     const routes: [string, string, Parameters<TestSite['route']>[1], Omit<(typeof cases)[string], 'path'>][] = [
-      ['bl_live', '/live', html(link()), { expect: 'live', found: true, rel: [], anchor: 'the guide', httpStatus: 200 }],
-      ['bl_rel', '/rel', html(link('rel="UGC Nofollow sponsored ugc"')), { expect: 'live', rel: ['nofollow', 'sponsored', 'ugc'] }],
-      ['bl_meta', '/meta', html(`<meta name="robots" content="noindex,nofollow">${link('rel="ugc"')}`), { expect: 'live', rel: ['nofollow', 'ugc'] }],
-      ['bl_googlebot', '/googlebot', html(`${link()}<meta name="googlebot" content="none">`), { expect: 'live', rel: ['nofollow'] }],
-      ['bl_header', '/header', html(link(), { 'x-robots-tag': 'noarchive, nofollow' }), { expect: 'live', rel: ['nofollow'] }],
-      ['bl_header_other', '/header-other', html(link(), { 'x-robots-tag': 'bingbot: nofollow' }), { expect: 'live', rel: [] }],
-      ['bl_relative', '/blog/post', html(link('', 'relative', '../guide/')), { expect: 'live', found: true, target: '/guide' }],
-      ['bl_base', '/based', html(`<head><base href="https://acme.test/guide/x/"></head><a href="../">base</a>`), { expect: 'live', anchor: 'base' }],
-      ['bl_variants', '/variants', html(link('', 'v', 'http://ACME.test/guide?utm_source=news#top')), { expect: 'live', anchor: 'v' }],
-      ['bl_variant_miss', '/variant-miss', html(link('', 'v', 'https://acme.test/guide/more')), { expect: 'lost', found: false }],
+      [
+        'bl_live',
+        '/live',
+        html(link()),
+        { expect: 'live', found: true, rel: [], anchor: 'the guide', httpStatus: 200 },
+      ],
+      [
+        'bl_rel',
+        '/rel',
+        html(link('rel="UGC Nofollow sponsored ugc"')),
+        { expect: 'live', rel: ['nofollow', 'sponsored', 'ugc'] },
+      ],
+      [
+        'bl_meta',
+        '/meta',
+        html(`<meta name="robots" content="noindex,nofollow">${link('rel="ugc"')}`),
+        { expect: 'live', rel: ['nofollow', 'ugc'] },
+      ],
+      [
+        'bl_googlebot',
+        '/googlebot',
+        html(`${link()}<meta name="googlebot" content="none">`),
+        { expect: 'live', rel: ['nofollow'] },
+      ],
+      [
+        'bl_header',
+        '/header',
+        html(link(), { 'x-robots-tag': 'noarchive, nofollow' }),
+        { expect: 'live', rel: ['nofollow'] },
+      ],
+      [
+        'bl_header_other',
+        '/header-other',
+        html(link(), { 'x-robots-tag': 'bingbot: nofollow' }),
+        { expect: 'live', rel: [] },
+      ],
+      [
+        'bl_relative',
+        '/blog/post',
+        html(link('', 'relative', '../guide/')),
+        { expect: 'live', found: true, target: '/guide' },
+      ],
+      [
+        'bl_base',
+        '/based',
+        html(`<head><base href="https://acme.test/guide/x/"></head><a href="../">base</a>`),
+        { expect: 'live', anchor: 'base' },
+      ],
+      [
+        'bl_variants',
+        '/variants',
+        html(link('', 'v', 'http://ACME.test/guide?utm_source=news#top')),
+        { expect: 'live', anchor: 'v' },
+      ],
+      [
+        'bl_variant_miss',
+        '/variant-miss',
+        html(link('', 'v', 'https://acme.test/guide/more')),
+        { expect: 'lost', found: false },
+      ],
       ['bl_img', '/img', html(link('', '<img src="x.png" alt="Acme logo">')), { expect: 'live', anchor: 'Acme logo' }],
-      ['bl_nomatch', '/nomatch', html('<a href="https://elsewhere.test/">x</a>'), { expect: 'lost', found: false, httpStatus: 200 }],
+      [
+        'bl_nomatch',
+        '/nomatch',
+        html('<a href="https://elsewhere.test/">x</a>'),
+        { expect: 'lost', found: false, httpStatus: 200 },
+      ],
       ['bl_404', '/gone', status(404), { expect: 'lost', httpStatus: 404 }],
       ['bl_410', '/410', status(410), { expect: 'lost', httpStatus: 410 }],
       ['bl_401', '/401', status(401), { expect: 'blocked', httpStatus: 401 }],
@@ -43,17 +111,35 @@ describe('backlink monitor: one pass over every rule', () => {
       ['bl_500', '/500', status(500), { expect: 'error', httpStatus: 500 }],
       ['bl_503', '/503', status(503), { expect: 'error', httpStatus: 503 }],
       ['bl_429', '/429', status(429), { expect: 'error', httpStatus: 429 }],
-      ['bl_json', '/json', (_q, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ a: `<a href="${TARGET}">x</a>` })), { expect: 'lost', httpStatus: 200 }],
+      [
+        'bl_json',
+        '/json',
+        (_q, res) =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ a: `<a href="${TARGET}">x</a>` })),
+        { expect: 'lost', httpStatus: 200 },
+      ],
       ['bl_xhtml', '/xhtml', html(link(), { 'content-type': 'application/xhtml+xml' }), { expect: 'live' }],
-      ['bl_redirect', '/moved', redirect('/moved/final', 301), { expect: 'live', httpStatus: 200, final: '/moved/final' }],
+      [
+        'bl_redirect',
+        '/moved',
+        redirect('/moved/final', 301),
+        { expect: 'live', httpStatus: 200, final: '/moved/final' },
+      ],
       ['bl_loop', '/loop', redirect('/loop'), { expect: 'error', httpStatus: null, final: undefined }],
       ['bl_too_many', '/r0', redirect('/r1'), { expect: 'error', httpStatus: null }],
       ['bl_timeout', '/slow', () => undefined, { expect: 'error', httpStatus: null }],
-      ['bl_big', '/big', (_q, res) => {
-        res.writeHead(200, { 'content-type': 'text/html' });
-        res.write(link());
-        res.end('x'.repeat(8 * 1024));
-      }, { expect: 'error', httpStatus: 200, final: '/big' }],
+      [
+        'bl_big',
+        '/big',
+        (_q, res) => {
+          res.writeHead(200, { 'content-type': 'text/html' });
+          res.write(link());
+          res.end('x'.repeat(8 * 1024));
+        },
+        { expect: 'error', httpStatus: 200, final: '/big' },
+      ],
       ['bl_big_declared', '/big-declared', html(link() + 'x'.repeat(8 * 1024)), { expect: 'error', httpStatus: 200 }],
       ['bl_robots', '/private/page', html(link()), { expect: 'blocked', httpStatus: null }],
       ['bl_robots_ok', '/public/page', html(link()), { expect: 'live' }],
@@ -62,11 +148,20 @@ describe('backlink monitor: one pass over every rule', () => {
     for (const [id, path, handler, expectation] of routes) {
       site.route(`${A}${path}`, handler);
       cases[id] = { path, ...expectation };
-      backlinks.push({ id, sourceUrl: `${A}${path}`, ...(expectation.target ? { targetUrl: `${A}${expectation.target}` } : {}) });
+      backlinks.push({
+        id,
+        sourceUrl: `${A}${path}`,
+        ...(expectation.target ? { targetUrl: `${A}${expectation.target}` } : {}),
+      });
     }
     site.route(`${A}/moved/final`, html(link()));
     for (let i = 1; i <= 7; i++) site.route(`${A}/r${i}`, redirect(`/r${i + 1}`));
-    site.route(`${A}/robots.txt`, html('User-agent: *\nDisallow: /nothing\n\nUser-agent: outreach-api-monitor\nDisallow: /private/\n', { 'content-type': 'text/plain' }));
+    site.route(
+      `${A}/robots.txt`,
+      html('User-agent: *\nDisallow: /nothing\n\nUser-agent: outreach-api-monitor\nDisallow: /private/\n', {
+        'content-type': 'text/plain',
+      }),
+    );
     // Another host: a closed backlink (never fetched) and a refused connection (nothing listens).
     site.route(`${R}/closed`, html(link()));
     backlinks.push({ id: 'bl_closed', sourceUrl: `${R}/closed`, status: 'closed' });
@@ -95,11 +190,15 @@ describe('backlink monitor: one pass over every rule', () => {
       const check = checks[0]!;
       assert.equal(check.status, c.expect, `${id}: status`);
       assert.equal(check.has_error, c.expect === 'error' ? 1 : 0, `${id}: hasError`);
-      assert.equal(check.requested_source_url, id === 'bl_refused' ? 'http://127.0.0.9:9/nothing-listens' : `${A}${c.path}`);
+      assert.equal(
+        check.requested_source_url,
+        id === 'bl_refused' ? 'http://127.0.0.9:9/nothing-listens' : `${A}${c.path}`,
+      );
       assert.equal(check.checked_at, now);
       if (c.httpStatus !== undefined) assert.equal(check.http_status, c.httpStatus, `${id}: httpStatus`);
       if (c.final !== undefined) assert.equal(check.final_source_url, `${A}${c.final}`, `${id}: finalSourceUrl`);
-      if (c.httpStatus === null) assert.equal(check.final_source_url, null, `${id}: no finalSourceUrl without a response`);
+      if (c.httpStatus === null)
+        assert.equal(check.final_source_url, null, `${id}: no finalSourceUrl without a response`);
       const found = c.expect === 'live' || c.expect === 'changed';
       assert.equal(check.target_found, found ? 1 : 0, `${id}: targetFound`);
       if (c.rel) assert.deepEqual(JSON.parse(check.observed_rel), c.rel, `${id}: observedRel`);
@@ -126,9 +225,17 @@ describe('backlink monitor: one pass over every rule', () => {
     assert.deepEqual(f.checks('bl_closed'), []);
     assert.deepEqual(site.requestsTo(R), []);
     assert.equal(site.requestsTo(A).filter((r) => r.path === '/robots.txt').length, 2, 'two passes so far');
-    assert.equal(site.requestsTo(A).filter((r) => r.path === '/private/page').length, 0, 'a disallowed URL is not fetched');
+    assert.equal(
+      site.requestsTo(A).filter((r) => r.path === '/private/page').length,
+      0,
+      'a disallowed URL is not fetched',
+    );
     assert.match(site.log[0]!.userAgent, /^outreach-api-monitor\/\d+\.\d+\.\d+/);
-    assert.equal(site.requestsTo(A).filter((r) => /^\/r\d$/.test(r.path)).length, 6, 'the first request and 5 redirects, then it stops');
+    assert.equal(
+      site.requestsTo(A).filter((r) => /^\/r\d$/.test(r.path)).length,
+      6,
+      'the first request and 5 redirects, then it stops',
+    );
   });
 
   it('fetches nothing on a second pass with nothing due, and everything again after intervalHours', async () => {
@@ -208,7 +315,9 @@ describe('backlink monitor: addresses and robots.txt', () => {
   after(() => site.close());
 
   it('refuses a loopback address when private networks are not allowed, without a request', async () => {
-    const f = await monitorFixture([{ id: 'bl_p', sourceUrl: `${site.origins[0]}/p` }], { 'monitor.allowPrivateNetworks': false });
+    const f = await monitorFixture([{ id: 'bl_p', sourceUrl: `${site.origins[0]}/p` }], {
+      'monitor.allowPrivateNetworks': false,
+    });
     await f.pass();
     const [check] = f.checks('bl_p');
     assert.equal(check!.status, 'error');
@@ -223,13 +332,20 @@ describe('backlink monitor: addresses and robots.txt', () => {
     const f = await monitorFixture([{ id: 'bl_p', sourceUrl: `${origin}/p` }]);
     await f.pass();
     assert.equal(f.checks('bl_p')[0]!.status, 'error');
-    assert.deepEqual(site.log.map((r) => r.path), ['/robots.txt']);
+    assert.deepEqual(
+      site.log.map((r) => r.path),
+      ['/robots.txt'],
+    );
     site.route(`${origin}/robots.txt`, status(404));
     f.clock.advance(1000);
     await f.pass({ all: true });
     assert.equal(f.checks('bl_p')[0]!.status, 'live');
     await f.pass({ all: true }, { 'monitor.respectRobotsTxt': false });
-    assert.deepEqual(site.log.map((r) => r.path), ['/robots.txt', '/robots.txt', '/p', '/p'], 'respectRobotsTxt false reads no robots.txt');
+    assert.deepEqual(
+      site.log.map((r) => r.path),
+      ['/robots.txt', '/robots.txt', '/p', '/p'],
+      'respectRobotsTxt false reads no robots.txt',
+    );
     await f.close();
   });
 });

@@ -58,11 +58,20 @@ export const status =
  * Starts the site on `addresses` (each listens on its own free port). `fallback` answers the
  * requests no route names (default 404); `keepLog` false keeps no log (long benchmark runs).
  */
-export async function startTestSite(addresses: string[], options: { fallback?: Handler; keepLog?: boolean } = {}): Promise<TestSite> {
+export async function startTestSite(
+  addresses: string[],
+  options: { fallback?: Handler; keepLog?: boolean } = {},
+): Promise<TestSite> {
   const routes = new Map<string, Handler>();
   const log: SiteRequest[] = [];
   const http = createServer((req, res) => {
-    const entry: SiteRequest = { host: req.headers.host ?? '', path: req.url ?? '', userAgent: req.headers['user-agent'] ?? '', start: performance.now(), end: null };
+    const entry: SiteRequest = {
+      host: req.headers.host ?? '',
+      path: req.url ?? '',
+      userAgent: req.headers['user-agent'] ?? '',
+      start: performance.now(),
+      end: null,
+    };
     if (options.keepLog !== false) log.push(entry);
     const finish = () => (entry.end ??= performance.now());
     res.on('finish', finish);

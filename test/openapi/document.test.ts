@@ -24,12 +24,16 @@ describe('OpenAPI document', () => {
   const headersOf = (response: Response) => Object.keys(response.headers ?? {}).sort();
 
   it('lists every error code the service sends as the enum of error.code', () => {
-    assert.deepEqual([...doc.components.schemas.Error.properties.error.properties.code.enum].sort(), Object.keys(STATUS_BY_CODE).sort());
+    assert.deepEqual(
+      [...doc.components.schemas.Error.properties.error.properties.code.enum].sort(),
+      Object.keys(STATUS_BY_CODE).sort(),
+    );
   });
 
   it('declares every tag an operation uses, each with a description', () => {
     const declared = new Map((doc.tags as { name: string; description: string }[]).map((t) => [t.name, t.description]));
-    for (const [name, op] of operations) for (const tag of op.tags ?? []) assert.ok(declared.get(tag), `${name}: tag ${tag} declared with a description`);
+    for (const [name, op] of operations)
+      for (const tag of op.tags ?? []) assert.ok(declared.get(tag), `${name}: tag ${tag} declared with a description`);
   });
 
   it('has the license of package.json and a contact', () => {
@@ -39,17 +43,42 @@ describe('OpenAPI document', () => {
   });
 
   it('documents the headers of every response by status, and 405', () => {
-    for (const name of ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'WWW-Authenticate', 'Allow', 'Idempotent-Replayed']) {
+    for (const name of [
+      'X-Request-Id',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+      'WWW-Authenticate',
+      'Allow',
+      'Idempotent-Replayed',
+    ]) {
       assert.ok(doc.components.headers[name]?.description, `components.headers.${name}`);
     }
-    const limiter = ['RateLimit', 'RateLimit-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+    const limiter = [
+      'RateLimit',
+      'RateLimit-Policy',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+    ];
     for (const [name, op] of operations) {
       assert.deepEqual(headersOf(op.responses['401']!), ['WWW-Authenticate', 'X-Request-Id'], `${name} 401`);
       assert.deepEqual(headersOf(op.responses['405']!), ['Allow', 'X-Request-Id'], `${name} 405`);
-      assert.deepEqual(headersOf(op.responses['429']!), [...limiter, 'Retry-After', 'X-Request-Id'].sort(), `${name} 429`);
+      assert.deepEqual(
+        headersOf(op.responses['429']!),
+        [...limiter, 'Retry-After', 'X-Request-Id'].sort(),
+        `${name} 429`,
+      );
       for (const [status, response] of Object.entries(op.responses).filter(([s]) => s.startsWith('2'))) {
         const replayable = name.startsWith('POST');
-        assert.deepEqual(headersOf(response), [...limiter, 'X-Request-Id', ...(replayable ? ['Idempotent-Replayed'] : [])].sort(), `${name} ${status}`);
+        assert.deepEqual(
+          headersOf(response),
+          [...limiter, 'X-Request-Id', ...(replayable ? ['Idempotent-Replayed'] : [])].sort(),
+          `${name} ${status}`,
+        );
       }
     }
   });

@@ -11,7 +11,13 @@ export async function servedDocument(): Promise<Record<string, any>> {
   const config = loadConfig(undefined, {}, { db: ':memory:' });
   const store = await openStore(':memory:');
   migrate(store);
-  const { openapi } = createApp({ config, store, clock: systemClock, logger: silentLogger, providers: createProviders(config, silentLogger, {}) });
+  const { openapi } = createApp({
+    config,
+    store,
+    clock: systemClock,
+    logger: silentLogger,
+    providers: createProviders(config, silentLogger, {}),
+  });
   await store.close();
   return openapi;
 }

@@ -10,9 +10,16 @@ import { BACKLINK_STATUSES } from '../../src/domain/enums.js';
 import { SMALL, fromFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
-const backlink = (id: string, siteId: string, status: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
+const backlink = (
+  id: string,
+  siteId: string,
+  status: string,
+  createdAt: string,
+  extra: Record<string, unknown> = {},
+) => ({
   id,
   siteId,
   source: 'outreach',
@@ -54,10 +61,46 @@ const DOC = {
     { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
   ],
   sites: [
-    { id: 'site_a1', projectId: 'prj_a1', name: 'Blog', domain: 'acme.test', url: 'https://acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_a2', projectId: 'prj_a1', name: 'Shop', domain: 'shop.acme.test', url: 'https://shop.acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_a3', projectId: 'prj_a2', name: 'Other', domain: 'two.acme.test', url: 'https://two.acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_b1', projectId: 'prj_b1', name: 'Bravo', domain: 'bravo.test', url: 'https://bravo.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
+    {
+      id: 'site_a1',
+      projectId: 'prj_a1',
+      name: 'Blog',
+      domain: 'acme.test',
+      url: 'https://acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_a2',
+      projectId: 'prj_a1',
+      name: 'Shop',
+      domain: 'shop.acme.test',
+      url: 'https://shop.acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_a3',
+      projectId: 'prj_a2',
+      name: 'Other',
+      domain: 'two.acme.test',
+      url: 'https://two.acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_b1',
+      projectId: 'prj_b1',
+      name: 'Bravo',
+      domain: 'bravo.test',
+      url: 'https://bravo.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
   ],
   backlinks: [
     backlink('bl_1', 'site_a1', 'live', T(1), {
@@ -78,7 +121,13 @@ const DOC = {
 /** prj_a1's backlinks, newest createdAt first, ties by id descending. */
 const ORDER = ['bl_5', 'bl_4', 'bl_3', 'bl_2', 'bl_1'];
 const STATUS_OF: Record<string, string> = { bl_1: 'live', bl_2: 'lost', bl_3: 'live', bl_4: 'pending', bl_5: 'error' };
-const SITE_OF: Record<string, string> = { bl_1: 'site_a1', bl_2: 'site_a1', bl_3: 'site_a2', bl_4: 'site_a2', bl_5: 'site_a1' };
+const SITE_OF: Record<string, string> = {
+  bl_1: 'site_a1',
+  bl_2: 'site_a1',
+  bl_3: 'site_a2',
+  bl_4: 'site_a2',
+  bl_5: 'site_a1',
+};
 
 describe('backlinks', () => {
   let t: TestServer;
@@ -135,7 +184,10 @@ describe('backlinks', () => {
         const res = await t.get(`/projects/prj_a1/backlinks?status=${bad}`, token);
         assert.equal(res.status, 422, bad);
         assert.equal(res.body.error.code, 'VALIDATION_ERROR');
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['query.status']);
+        assert.deepEqual(
+          res.body.error.details.map((d: { path: string }) => d.path),
+          ['query.status'],
+        );
       }
     });
 
@@ -143,7 +195,10 @@ describe('backlinks', () => {
       for (const siteId of ['site_a1', 'site_a2']) {
         const res = await t.get(`/projects/prj_a1/backlinks?siteId=${siteId}`, token);
         assert.equal(res.status, 200);
-        assert.deepEqual(ids(res.body), ORDER.filter((id) => SITE_OF[id] === siteId));
+        assert.deepEqual(
+          ids(res.body),
+          ORDER.filter((id) => SITE_OF[id] === siteId),
+        );
       }
       const res = await t.get('/workspaces/prj_a1/backlinks?siteId=site_a2&status=live', token);
       assert.deepEqual(ids(res.body), ['bl_3']);
@@ -187,7 +242,11 @@ describe('backlinks', () => {
       for (const [query, path] of cases) {
         const res = await t.get(`/projects/prj_a1/backlinks?${query}`, token);
         assert.equal(res.status, 422, query);
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], query);
+        assert.deepEqual(
+          res.body.error.details.map((d: { path: string }) => d.path),
+          [path],
+          query,
+        );
       }
       const res = await t.get('/projects/prj_a1/backlinks?pageSize=100', token);
       assert.equal(res.status, 200);
@@ -221,7 +280,10 @@ describe('backlinks', () => {
       });
       // The newest check (chk_3, winning the checkedAt tie on id) has no error, though chk_2 has.
       assert.equal(hasCheckError, false);
-      assert.deepEqual(checks.map((c: { id: string }) => c.id), ['chk_3', 'chk_2', 'chk_1']);
+      assert.deepEqual(
+        checks.map((c: { id: string }) => c.id),
+        ['chk_3', 'chk_2', 'chk_1'],
+      );
       assert.deepEqual(checks[0], {
         id: 'chk_3',
         status: 'live',
@@ -262,11 +324,17 @@ describe('backlinks', () => {
 
     it('pages the checks; hasCheckError does not depend on the page', async () => {
       let res = await t.get('/projects/prj_a1/backlinks/bl_1?limit=1&page=2', token);
-      assert.deepEqual(res.body.data.checks.map((c: { id: string }) => c.id), ['chk_2']);
+      assert.deepEqual(
+        res.body.data.checks.map((c: { id: string }) => c.id),
+        ['chk_2'],
+      );
       assert.deepEqual(res.body.data.pagination, { page: 2, limit: 1, total: 3, hasMore: true });
       assert.equal(res.body.data.hasCheckError, false);
       res = await t.get('/projects/prj_a1/backlinks/bl_1?limit=2&page=2', token);
-      assert.deepEqual(res.body.data.checks.map((c: { id: string }) => c.id), ['chk_1']);
+      assert.deepEqual(
+        res.body.data.checks.map((c: { id: string }) => c.id),
+        ['chk_1'],
+      );
       assert.equal(res.body.data.pagination.hasMore, false);
       res = await t.get('/projects/prj_a1/backlinks/bl_1?page=5', token);
       assert.deepEqual(res.body.data.checks, []);
@@ -306,7 +374,10 @@ describe('backlinks of the small fixture', () => {
   it('lists every backlink of prj_a1 as the fixture has it, newest first', async () => {
     const res = await t.get('/projects/prj_a1/backlinks', token);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.data.map((b: { id: string }) => b.id), ['bl_a1_3', 'bl_a2_1', 'bl_a1_1', 'bl_a1_2', 'bl_a1_4']);
+    assert.deepEqual(
+      res.body.data.data.map((b: { id: string }) => b.id),
+      ['bl_a1_3', 'bl_a2_1', 'bl_a1_1', 'bl_a1_2', 'bl_a1_4'],
+    );
     for (const shown of res.body.data.data) {
       const { checks: _checks, siteId, ...fields } = record(shown.id);
       assert.deepEqual(shown, fromFixture({ siteId, ...fields }, shown), shown.id);
@@ -322,18 +393,35 @@ describe('backlinks of the small fixture', () => {
     assert.deepEqual(fields, fromFixture(expectedFields, fields));
     // chk_a1_4 (2026-03-09) is the newest check and has an error.
     assert.equal(hasCheckError, true);
-    assert.deepEqual(checks.map((c: { id: string }) => c.id), ['chk_a1_4', 'chk_a1_3']);
+    assert.deepEqual(
+      checks.map((c: { id: string }) => c.id),
+      ['chk_a1_4', 'chk_a1_3'],
+    );
     for (const shown of checks) {
-      assert.deepEqual(shown, fromFixture(expectedChecks.find((c: { id: string }) => c.id === shown.id), shown), shown.id);
+      assert.deepEqual(
+        shown,
+        fromFixture(
+          expectedChecks.find((c: { id: string }) => c.id === shown.id),
+          shown,
+        ),
+        shown.id,
+      );
     }
     assert.deepEqual(pagination, { page: 1, limit: 25, total: 2, hasMore: false });
     const bl1 = await t.get('/projects/prj_a1/backlinks/bl_a1_1', token);
     assert.equal(bl1.body.data.hasCheckError, false);
-    assert.deepEqual(bl1.body.data.checks.map((c: { id: string }) => c.id), ['chk_a1_2', 'chk_a1_1']);
+    assert.deepEqual(
+      bl1.body.data.checks.map((c: { id: string }) => c.id),
+      ['chk_a1_2', 'chk_a1_1'],
+    );
   });
 
   it("keeps acct_b's backlinks from acct_a", async () => {
-    for (const path of ['/projects/prj_b1/backlinks', '/projects/prj_a1/backlinks/bl_b1_1', '/projects/prj_a1/backlinks?siteId=site_b1']) {
+    for (const path of [
+      '/projects/prj_b1/backlinks',
+      '/projects/prj_a1/backlinks/bl_b1_1',
+      '/projects/prj_a1/backlinks?siteId=site_b1',
+    ]) {
       assert.equal((await t.get(path, token)).status, 404, path);
     }
   });

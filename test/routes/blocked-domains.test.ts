@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 const DOC = {
   accounts: [
@@ -21,7 +22,13 @@ const DOC = {
   ],
   blockedDomains: [
     { id: 'bd_1', projectId: 'prj_a1', domain: 'spam.example', reason: 'Link farm', createdAt: T(1) },
-    { id: 'bd_2', projectId: 'prj_a1', domain: 'competitor.example', reason: null, createdAt: '2026-03-02T12:00:00+02:00' },
+    {
+      id: 'bd_2',
+      projectId: 'prj_a1',
+      domain: 'competitor.example',
+      reason: null,
+      createdAt: '2026-03-02T12:00:00+02:00',
+    },
     // Ties bd_2 on createdAt: id descending puts bd_3 first.
     { id: 'bd_3', projectId: 'prj_a1', domain: 'casino.example', reason: 'Off topic', createdAt: T(2) },
     { id: 'bd_4', projectId: 'prj_a1', domain: 'pbn.example', createdAt: T(3) },
@@ -51,8 +58,18 @@ describe('blocked domains', () => {
     assert.equal(res.status, 200);
     assert.deepEqual(ids(res.body), ORDER);
     assert.deepEqual(res.body.data.pagination, { page: 1, limit: 25, total: 4, hasMore: false });
-    assert.deepEqual(res.body.data.data[3], { id: 'bd_1', domain: 'spam.example', reason: 'Link farm', createdAt: T(1) });
-    assert.deepEqual(res.body.data.data[2], { id: 'bd_2', domain: 'competitor.example', reason: null, createdAt: T(2) });
+    assert.deepEqual(res.body.data.data[3], {
+      id: 'bd_1',
+      domain: 'spam.example',
+      reason: 'Link farm',
+      createdAt: T(1),
+    });
+    assert.deepEqual(res.body.data.data[2], {
+      id: 'bd_2',
+      domain: 'competitor.example',
+      reason: null,
+      createdAt: T(2),
+    });
     assert.equal(res.body.data.data[0].reason, null);
   });
 });

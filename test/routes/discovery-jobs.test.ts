@@ -9,16 +9,34 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 const site = (id: string, projectId: string) => ({
-  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+  id,
+  projectId,
+  name: id,
+  domain: `${id}.test`,
+  url: `https://${id}.test`,
+  status: 'active',
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const job = (id: string, siteId: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
-  id, siteId, type: 'prospect_discovery', status: 'completed', createdAt, updatedAt: createdAt, ...extra,
+  id,
+  siteId,
+  type: 'prospect_discovery',
+  status: 'completed',
+  createdAt,
+  updatedAt: createdAt,
+  ...extra,
 });
 const query = (id: string, startedAt: string | null, extra: Record<string, unknown> = {}) => ({
-  id, query: `query ${id}`, status: startedAt ? 'completed' : 'pending', startedAt, ...extra,
+  id,
+  query: `query ${id}`,
+  status: startedAt ? 'completed' : 'pending',
+  startedAt,
+  ...extra,
 });
 
 const DOC = {
@@ -56,7 +74,13 @@ const DOC = {
     }),
     job('job_2', 'site_a1', T(2), { status: 'running', currentAttempt: 2 }),
     // Ties job_2 on createdAt: id descending puts job_3 first.
-    job('job_3', 'site_a1', T(2), { type: 'contact_discovery', status: 'queued', subjectType: 'prospect', subjectId: 'prs_1', scheduledAt: T(4) }),
+    job('job_3', 'site_a1', T(2), {
+      type: 'contact_discovery',
+      status: 'queued',
+      subjectType: 'prospect',
+      subjectId: 'prs_1',
+      scheduledAt: T(4),
+    }),
     job('job_4', 'site_a1', T(3), { status: 'canceled', canceledAt: T(3, 12) }),
     job('job_a2', 'site_a2', T(5)),
     job('job_a3', 'site_a3', T(5)),
@@ -188,7 +212,8 @@ describe('discovery jobs', () => {
       assert.deepEqual(pages, [['q_b', 'q_d'], ['q_a', 'q_c'], ['q_e']]);
       for (const limit of [1, 3, 4]) {
         const all: string[] = [];
-        for (let p = 1; (p - 1) * limit < 5; p++) all.push(...ids((await t.get(`${DETAIL}?limit=${limit}&page=${p}`, token)).body.data.queries));
+        for (let p = 1; (p - 1) * limit < 5; p++)
+          all.push(...ids((await t.get(`${DETAIL}?limit=${limit}&page=${p}`, token)).body.data.queries));
         assert.deepEqual(all, QUERY_ORDER, `limit ${limit}`);
       }
       let res = await t.get(`${DETAIL}?limit=1`, token);

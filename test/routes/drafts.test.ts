@@ -9,22 +9,66 @@ import { after, before, describe, it } from 'node:test';
 import { DRAFT_STATUSES } from '../../src/domain/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 const site = (id: string, projectId: string) => ({
-  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+  id,
+  projectId,
+  name: id,
+  domain: `${id}.test`,
+  url: `https://${id}.test`,
+  status: 'active',
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const prospect = (id: string, siteId: string, title: string | null) => ({
-  id, siteId, status: 'proposed', url: `https://${id}.example.org/post`, domain: `${id}.example.org`, title, createdAt: T(1), updatedAt: T(1),
+  id,
+  siteId,
+  status: 'proposed',
+  url: `https://${id}.example.org/post`,
+  domain: `${id}.example.org`,
+  title,
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const contact = (id: string, prospectId: string, extra: Record<string, unknown> = {}) => ({
-  id, prospectId, email: `${id}@example.org`, status: 'active', verificationStatus: 'unverified', createdAt: T(1), updatedAt: T(1), ...extra,
+  id,
+  prospectId,
+  email: `${id}@example.org`,
+  status: 'active',
+  verificationStatus: 'unverified',
+  createdAt: T(1),
+  updatedAt: T(1),
+  ...extra,
 });
 const message = (id: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
-  id, subject: `Subject ${id}`, body: `Body of ${id}, long enough.`, createdAt, updatedAt: createdAt, ...extra,
+  id,
+  subject: `Subject ${id}`,
+  body: `Body of ${id}, long enough.`,
+  createdAt,
+  updatedAt: createdAt,
+  ...extra,
 });
-const draft = (id: string, siteId: string, prospectId: string, contactId: string, status: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
-  id, siteId, prospectId, contactId, status, purpose: 'guest_post', createdAt, updatedAt: createdAt, message: message(`msg_${id}`, createdAt), ...extra,
+const draft = (
+  id: string,
+  siteId: string,
+  prospectId: string,
+  contactId: string,
+  status: string,
+  createdAt: string,
+  extra: Record<string, unknown> = {},
+) => ({
+  id,
+  siteId,
+  prospectId,
+  contactId,
+  status,
+  purpose: 'guest_post',
+  createdAt,
+  updatedAt: createdAt,
+  message: message(`msg_${id}`, createdAt),
+  ...extra,
 });
 
 const DOC = {
@@ -77,7 +121,13 @@ const DOC = {
 
 /** site_a1's drafts, newest createdAt first, ties by id descending. */
 const ORDER = ['drf_5', 'drf_4', 'drf_3', 'drf_2', 'drf_1'];
-const STATUS_OF: Record<string, string> = { drf_1: 'draft', drf_2: 'awaiting_approval', drf_3: 'changes_requested', drf_4: 'approved', drf_5: 'draft' };
+const STATUS_OF: Record<string, string> = {
+  drf_1: 'draft',
+  drf_2: 'awaiting_approval',
+  drf_3: 'changes_requested',
+  drf_4: 'approved',
+  drf_5: 'draft',
+};
 
 const DRF_1 = {
   id: 'drf_1',
@@ -99,7 +149,12 @@ const DRF_1 = {
     createdAt: T(1),
     updatedAt: T(2),
   },
-  prospect: { id: 'prs_1', title: 'The best camping gear of 2026', url: 'https://prs_1.example.org/post', domain: 'prs_1.example.org' },
+  prospect: {
+    id: 'prs_1',
+    title: 'The best camping gear of 2026',
+    url: 'https://prs_1.example.org/post',
+    domain: 'prs_1.example.org',
+  },
   contact: { id: 'con_1', fullName: 'Ana Ruiz', email: 'con_1@example.org', role: 'Editor', company: 'Camping Weekly' },
 };
 
@@ -138,8 +193,19 @@ describe('drafts', () => {
         contact: DRF_1.contact,
       });
       // A prospect without a title and a contact without name, role or company.
-      assert.deepEqual(res.body.data.data[3].prospect, { id: 'prs_2', title: null, url: 'https://prs_2.example.org/post', domain: 'prs_2.example.org' });
-      assert.deepEqual(res.body.data.data[3].contact, { id: 'con_2', fullName: null, email: 'con_2@example.org', role: null, company: null });
+      assert.deepEqual(res.body.data.data[3].prospect, {
+        id: 'prs_2',
+        title: null,
+        url: 'https://prs_2.example.org/post',
+        domain: 'prs_2.example.org',
+      });
+      assert.deepEqual(res.body.data.data[3].contact, {
+        id: 'con_2',
+        fullName: null,
+        email: 'con_2@example.org',
+        role: null,
+        company: null,
+      });
       assert.deepEqual(res.body.data.data[3].message.personalization, {});
     });
 
@@ -158,7 +224,10 @@ describe('drafts', () => {
         const res = await t.get(`${LIST}?status=${bad}`, token);
         assert.equal(res.status, 422, bad);
         assert.equal(res.body.error.code, 'VALIDATION_ERROR');
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['query.status']);
+        assert.deepEqual(
+          res.body.error.details.map((d: { path: string }) => d.path),
+          ['query.status'],
+        );
       }
       const res = await t.get('/projects/prj_b1/sites/site_b1/drafts?status=sent', token);
       assert.equal(res.status, 422);
@@ -193,7 +262,9 @@ describe('drafts', () => {
     it('shows the message drafts.message_id points at, not an older one', async () => {
       const now = T(9);
       t.store.sqlite
-        .prepare("INSERT INTO draft_messages (id, draft_id, subject, body, created_at, updated_at) VALUES ('msg_drf_2_old', 'drf_2', 'Old', 'Old body text here', ?, ?)")
+        .prepare(
+          "INSERT INTO draft_messages (id, draft_id, subject, body, created_at, updated_at) VALUES ('msg_drf_2_old', 'drf_2', 'Old', 'Old body text here', ?, ?)",
+        )
         .run(now, now);
       const res = await t.get('/projects/prj_a1/sites/site_a1/drafts/drf_2', token);
       assert.equal(res.body.data.message.id, 'msg_drf_2');

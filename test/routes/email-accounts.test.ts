@@ -8,16 +8,44 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 const site = (id: string, projectId: string) => ({
-  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+  id,
+  projectId,
+  name: id,
+  domain: `${id}.test`,
+  url: `https://${id}.test`,
+  status: 'active',
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const connection = (id: string, siteId: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
-  id, siteId, provider: 'gmail', status: 'connected', accountEmail: `${id}@acme.test`, createdAt, updatedAt: createdAt, ...extra,
+  id,
+  siteId,
+  provider: 'gmail',
+  status: 'connected',
+  accountEmail: `${id}@acme.test`,
+  createdAt,
+  updatedAt: createdAt,
+  ...extra,
 });
-const sender = (id: string, siteId: string, connectionId: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
-  id, siteId, connectionId, status: 'active', email: `${id}@acme.test`, createdAt, updatedAt: createdAt, ...extra,
+const sender = (
+  id: string,
+  siteId: string,
+  connectionId: string,
+  createdAt: string,
+  extra: Record<string, unknown> = {},
+) => ({
+  id,
+  siteId,
+  connectionId,
+  status: 'active',
+  email: `${id}@acme.test`,
+  createdAt,
+  updatedAt: createdAt,
+  ...extra,
 });
 
 const DOC = {
@@ -55,7 +83,11 @@ const DOC = {
     }),
     // Ties snd_1 on createdAt: id descending puts snd_2 first.
     sender('snd_2', 'site_a1', 'conn_2', T(1), { status: 'paused' }),
-    sender('snd_3', 'site_a1', 'conn_1', T(3), { status: 'disabled', warmupStatus: 'paused', healthStatus: 'unhealthy' }),
+    sender('snd_3', 'site_a1', 'conn_1', T(3), {
+      status: 'disabled',
+      warmupStatus: 'paused',
+      healthStatus: 'unhealthy',
+    }),
     sender('snd_a3', 'site_a3', 'conn_a3', T(2)),
     sender('snd_b', 'site_b1', 'conn_b', T(2)),
   ],
@@ -75,7 +107,7 @@ describe('email accounts', () => {
     await t?.close();
   });
 
-  it("returns every connection and sender of the site, newest first, not paginated", async () => {
+  it('returns every connection and sender of the site, newest first, not paginated', async () => {
     const res = await t.get(PATH, token);
     assert.equal(res.status, 200);
     assert.deepEqual(Object.keys(res.body.data).sort(), ['connections', 'senders']);

@@ -8,10 +8,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 const site = (id: string, projectId: string) => ({
-  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+  id,
+  projectId,
+  name: id,
+  domain: `${id}.test`,
+  url: `https://${id}.test`,
+  status: 'active',
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 
 const DOC = {

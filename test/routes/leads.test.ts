@@ -10,7 +10,8 @@ import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES } from '../../src/domain/enums.js';
 import { SMALL, fromFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 interface LeadDoc {
   id: string;
@@ -71,8 +72,21 @@ const LD_1 = lead('ld_1', 'site_a1', {
 
 const LEADS: LeadDoc[] = [
   LD_1,
-  lead('ld_2', 'site_a1', { score: 90, tier: 'warm', leadType: 'describes_problem', stage: 'to_contact', postedAt: T(2), body: 'My old one broke #fail' }),
-  lead('ld_3', 'site_a2', { score: 95, tier: 'explore', leadType: 'competitor', stage: 'in_conversation', platform: 'hackernews' }),
+  lead('ld_2', 'site_a1', {
+    score: 90,
+    tier: 'warm',
+    leadType: 'describes_problem',
+    stage: 'to_contact',
+    postedAt: T(2),
+    body: 'My old one broke #fail',
+  }),
+  lead('ld_3', 'site_a2', {
+    score: 95,
+    tier: 'explore',
+    leadType: 'competitor',
+    stage: 'in_conversation',
+    platform: 'hackernews',
+  }),
   lead('ld_4', 'site_a1', {
     score: 50,
     tier: 'hot',
@@ -84,10 +98,38 @@ const LEADS: LeadDoc[] = [
     authorHandle: 'quietuser',
     evidenceQuote: 'hidden quote',
   }),
-  lead('ld_5', 'site_a2', { score: 70, tier: 'warm', leadType: 'competitor', stage: 'closed', dismissed: true, platform: 'hackernews' }),
-  lead('ld_6', 'site_a1', { score: 90, tier: 'hot', leadType: 'looking_for_solution', stage: 'in_conversation', postedAt: T(2) }),
-  lead('ld_7', 'site_a2', { score: 10, tier: 'warm', leadType: 'other', stage: 'to_contact', postedAt: null, platform: 'hackernews' }),
-  lead('ld_8', 'site_a2', { score: 10, tier: 'warm', leadType: 'describes_problem', stage: 'closed', postedAt: T(1), platform: 'x', evidenceQuote: 'a ZQ sighting' }),
+  lead('ld_5', 'site_a2', {
+    score: 70,
+    tier: 'warm',
+    leadType: 'competitor',
+    stage: 'closed',
+    dismissed: true,
+    platform: 'hackernews',
+  }),
+  lead('ld_6', 'site_a1', {
+    score: 90,
+    tier: 'hot',
+    leadType: 'looking_for_solution',
+    stage: 'in_conversation',
+    postedAt: T(2),
+  }),
+  lead('ld_7', 'site_a2', {
+    score: 10,
+    tier: 'warm',
+    leadType: 'other',
+    stage: 'to_contact',
+    postedAt: null,
+    platform: 'hackernews',
+  }),
+  lead('ld_8', 'site_a2', {
+    score: 10,
+    tier: 'warm',
+    leadType: 'describes_problem',
+    stage: 'closed',
+    postedAt: T(1),
+    platform: 'x',
+    evidenceQuote: 'a ZQ sighting',
+  }),
 ];
 
 const DOC = {
@@ -101,10 +143,46 @@ const DOC = {
     { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
   ],
   sites: [
-    { id: 'site_a1', projectId: 'prj_a1', name: 'Blog', domain: 'acme.test', url: 'https://acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_a2', projectId: 'prj_a1', name: 'Shop', domain: 'shop.acme.test', url: 'https://shop.acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_a3', projectId: 'prj_a2', name: 'Other', domain: 'two.acme.test', url: 'https://two.acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_b1', projectId: 'prj_b1', name: 'Bravo', domain: 'bravo.test', url: 'https://bravo.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
+    {
+      id: 'site_a1',
+      projectId: 'prj_a1',
+      name: 'Blog',
+      domain: 'acme.test',
+      url: 'https://acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_a2',
+      projectId: 'prj_a1',
+      name: 'Shop',
+      domain: 'shop.acme.test',
+      url: 'https://shop.acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_a3',
+      projectId: 'prj_a2',
+      name: 'Other',
+      domain: 'two.acme.test',
+      url: 'https://two.acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_b1',
+      projectId: 'prj_b1',
+      name: 'Bravo',
+      domain: 'bravo.test',
+      url: 'https://bravo.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
   ],
   leads: [...LEADS, lead('ld_a3', 'site_a3', { tier: 'hot' }), lead('ld_b1', 'site_b1', { tier: 'hot' })],
 };
@@ -191,26 +269,57 @@ describe('leads', () => {
       for (const bad of ['best', 'ALL', '']) {
         const res = await t.get(`/projects/prj_a1/leads?view=${bad}`, token);
         assert.equal(res.status, 422, bad);
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['query.view']);
+        assert.deepEqual(
+          res.body.error.details.map((d: { path: string }) => d.path),
+          ['query.view'],
+        );
       }
     });
 
     it('filters by each stage, tier and lead type', async () => {
       for (const stage of LEAD_STAGES) {
-        assert.deepEqual(await list(`stage=${stage}&view=all`), where((l) => notDismissed(l) && l.stage === stage), stage);
-        assert.deepEqual(await list(`stage=${stage}`), where((l) => quality(l) && l.stage === stage), stage);
-        assert.deepEqual(await list(`stage=${stage}&view=archived`), where((l) => l.dismissed && l.stage === stage), stage);
+        assert.deepEqual(
+          await list(`stage=${stage}&view=all`),
+          where((l) => notDismissed(l) && l.stage === stage),
+          stage,
+        );
+        assert.deepEqual(
+          await list(`stage=${stage}`),
+          where((l) => quality(l) && l.stage === stage),
+          stage,
+        );
+        assert.deepEqual(
+          await list(`stage=${stage}&view=archived`),
+          where((l) => l.dismissed && l.stage === stage),
+          stage,
+        );
       }
       for (const tier of LEAD_TIERS) {
-        assert.deepEqual(await list(`tier=${tier}&view=all`), where((l) => notDismissed(l) && l.tier === tier), tier);
-        assert.deepEqual(await list(`tier=${tier}`), where((l) => quality(l) && l.tier === tier), tier);
+        assert.deepEqual(
+          await list(`tier=${tier}&view=all`),
+          where((l) => notDismissed(l) && l.tier === tier),
+          tier,
+        );
+        assert.deepEqual(
+          await list(`tier=${tier}`),
+          where((l) => quality(l) && l.tier === tier),
+          tier,
+        );
       }
       // The quality view admits hot and warm only, so explore within it is empty.
       assert.deepEqual(await list('tier=explore'), []);
       assert.deepEqual(await list('tier=explore&view=all'), ['ld_3']);
       for (const leadType of LEAD_TYPES) {
-        assert.deepEqual(await list(`leadType=${leadType}&view=all`), where((l) => notDismissed(l) && l.leadType === leadType), leadType);
-        assert.deepEqual(await list(`leadType=${leadType}`), where((l) => quality(l) && l.leadType === leadType), leadType);
+        assert.deepEqual(
+          await list(`leadType=${leadType}&view=all`),
+          where((l) => notDismissed(l) && l.leadType === leadType),
+          leadType,
+        );
+        assert.deepEqual(
+          await list(`leadType=${leadType}`),
+          where((l) => quality(l) && l.leadType === leadType),
+          leadType,
+        );
       }
     });
 
@@ -228,7 +337,11 @@ describe('leads', () => {
         const res = await t.get(`/projects/prj_a1/leads?${query}`, token);
         assert.equal(res.status, 422, query);
         assert.equal(res.body.error.code, 'VALIDATION_ERROR');
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], query);
+        assert.deepEqual(
+          res.body.error.details.map((d: { path: string }) => d.path),
+          [path],
+          query,
+        );
       }
     });
 
@@ -241,7 +354,9 @@ describe('leads', () => {
       assert.deepEqual(await list('siteId=site_a2&view=all'), ['ld_3', 'ld_8', 'ld_7']);
       assert.deepEqual(await list('siteId=site_a1'), ['ld_6', 'ld_2', 'ld_1', 'ld_4']);
       assert.deepEqual(await list('siteId=site_a1&tier=hot&stage=to_qualify'), ['ld_1', 'ld_4']);
-      assert.deepEqual(await list('siteId=site_a2&leadType=describes_problem&platform=x&stage=closed&tier=warm'), ['ld_8']);
+      assert.deepEqual(await list('siteId=site_a2&leadType=describes_problem&platform=x&stage=closed&tier=warm'), [
+        'ld_8',
+      ]);
     });
 
     it('answers 404 for a siteId outside the project', async () => {
@@ -299,7 +414,13 @@ describe('leads', () => {
       const res = await t.get('/projects/prj_a1/leads/ld_4', token);
       assert.equal(res.status, 200);
       assert.deepEqual(
-        [res.body.data.redacted, res.body.data.title, res.body.data.body, res.body.data.evidenceQuote, res.body.data.authorHandle],
+        [
+          res.body.data.redacted,
+          res.body.data.title,
+          res.body.data.body,
+          res.body.data.evidenceQuote,
+          res.body.data.authorHandle,
+        ],
         [true, null, null, null, 'quietuser'],
       );
     });
@@ -312,7 +433,13 @@ describe('leads', () => {
     });
 
     it('answers 404 through the wrong project, for another account and for an unknown id', async () => {
-      for (const path of ['/projects/prj_a2/leads/ld_1', '/projects/prj_a1/leads/ld_a3', '/projects/prj_a1/leads/ld_b1', '/projects/prj_b1/leads/ld_b1', '/projects/prj_a1/leads/ld_nope']) {
+      for (const path of [
+        '/projects/prj_a2/leads/ld_1',
+        '/projects/prj_a1/leads/ld_a3',
+        '/projects/prj_a1/leads/ld_b1',
+        '/projects/prj_b1/leads/ld_b1',
+        '/projects/prj_a1/leads/ld_nope',
+      ]) {
         const res = await t.get(path, token);
         assert.equal(res.status, 404, path);
         assert.equal(res.body.error.code, 'NOT_FOUND');
@@ -347,7 +474,11 @@ describe('leads of the small fixture', () => {
     for (const [query, ids] of views) {
       const res = await t.get(`/projects/prj_a1/leads${query}`, token);
       assert.equal(res.status, 200, query);
-      assert.deepEqual(res.body.data.data.map((l: { id: string }) => l.id), ids, query);
+      assert.deepEqual(
+        res.body.data.data.map((l: { id: string }) => l.id),
+        ids,
+        query,
+      );
       for (const shown of res.body.data.data) assert.deepEqual(shown, fromFixture(expected(shown.id), shown), shown.id);
     }
   });
@@ -362,7 +493,11 @@ describe('leads of the small fixture', () => {
   });
 
   it("keeps acct_b's leads from acct_a", async () => {
-    for (const path of ['/projects/prj_b1/leads', '/projects/prj_a1/leads/ld_b1_1', '/projects/prj_a1/leads?siteId=site_b1']) {
+    for (const path of [
+      '/projects/prj_b1/leads',
+      '/projects/prj_a1/leads/ld_b1_1',
+      '/projects/prj_a1/leads?siteId=site_b1',
+    ]) {
       assert.equal((await t.get(path, token)).status, 404, path);
     }
   });

@@ -12,23 +12,63 @@ import { startTestServer, type TestServer } from '../helpers/harness.js';
 const T = (day: number) => `2026-03-${String(day).padStart(2, '0')}T10:00:00.000Z`;
 
 const site = (id: string, projectId: string) => ({
-  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+  id,
+  projectId,
+  name: id,
+  domain: `${id}.test`,
+  url: `https://${id}.test`,
+  status: 'active',
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const prospect = (id: string, siteId: string, status: string) => ({
-  id, siteId, status, url: `https://${id}.example.org/`, domain: `${id}.example.org`, createdAt: T(1), updatedAt: T(1),
+  id,
+  siteId,
+  status,
+  url: `https://${id}.example.org/`,
+  domain: `${id}.example.org`,
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const contact = (id: string, prospectId: string) => ({
-  id, prospectId, email: `${id}@example.org`, status: 'active', verificationStatus: 'unverified', createdAt: T(1), updatedAt: T(1),
+  id,
+  prospectId,
+  email: `${id}@example.org`,
+  status: 'active',
+  verificationStatus: 'unverified',
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const draft = (id: string, siteId: string, prospectId: string, contactId: string, status: string) => ({
-  id, siteId, prospectId, contactId, status, createdAt: T(2), updatedAt: T(2),
+  id,
+  siteId,
+  prospectId,
+  contactId,
+  status,
+  createdAt: T(2),
+  updatedAt: T(2),
 });
 const thread = (id: string, siteId: string, prospectId: string, contactId: string, status: string) => ({
-  id, siteId, prospectId, contactId, threadId: `gm-${id}`, status, outcome: 'none', classification: 'unclassified', updatedAt: T(2),
+  id,
+  siteId,
+  prospectId,
+  contactId,
+  threadId: `gm-${id}`,
+  status,
+  outcome: 'none',
+  classification: 'unclassified',
+  updatedAt: T(2),
 });
 const backlink = (id: string, siteId: string, status: string) => ({
-  id, siteId, source: 'outreach', acquisitionOrigin: 'unknown', sourceUrl: `https://${id}.example.org/`, targetUrl: 'https://acme.test/', status,
-  createdAt: T(2), updatedAt: T(2),
+  id,
+  siteId,
+  source: 'outreach',
+  acquisitionOrigin: 'unknown',
+  sourceUrl: `https://${id}.example.org/`,
+  targetUrl: 'https://acme.test/',
+  status,
+  createdAt: T(2),
+  updatedAt: T(2),
 });
 
 const DOC = {
@@ -49,7 +89,12 @@ const DOC = {
     prospect('prs_a3', 'site_a3', 'rejected'),
     prospect('prs_b', 'site_b1', 'rejected'),
   ],
-  contacts: [contact('con_1', 'prs_1'), contact('con_2', 'prs_2'), contact('con_a3', 'prs_a3'), contact('con_b', 'prs_b')],
+  contacts: [
+    contact('con_1', 'prs_1'),
+    contact('con_2', 'prs_2'),
+    contact('con_a3', 'prs_a3'),
+    contact('con_b', 'prs_b'),
+  ],
   drafts: [
     draft('drf_1', 'site_a1', 'prs_1', 'con_1', 'draft'),
     draft('drf_2', 'site_a1', 'prs_1', 'con_1', 'approved'),

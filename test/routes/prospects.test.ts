@@ -10,9 +10,16 @@ import { PROSPECT_STATUSES } from '../../src/domain/enums.js';
 import { SMALL, fromFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
-const prospect = (id: string, siteId: string, status: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
+const prospect = (
+  id: string,
+  siteId: string,
+  status: string,
+  createdAt: string,
+  extra: Record<string, unknown> = {},
+) => ({
   id,
   siteId,
   status,
@@ -79,17 +86,76 @@ const DOC = {
     { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
   ],
   sites: [
-    { id: 'site_a1', projectId: 'prj_a1', name: 'Blog', domain: 'acme.test', url: 'https://acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_a2', projectId: 'prj_a1', name: 'Shop', domain: 'shop.acme.test', url: 'https://shop.acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_a3', projectId: 'prj_a2', name: 'Other', domain: 'two.acme.test', url: 'https://two.acme.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
-    { id: 'site_b1', projectId: 'prj_b1', name: 'Bravo', domain: 'bravo.test', url: 'https://bravo.test', status: 'active', createdAt: T(1), updatedAt: T(1) },
+    {
+      id: 'site_a1',
+      projectId: 'prj_a1',
+      name: 'Blog',
+      domain: 'acme.test',
+      url: 'https://acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_a2',
+      projectId: 'prj_a1',
+      name: 'Shop',
+      domain: 'shop.acme.test',
+      url: 'https://shop.acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_a3',
+      projectId: 'prj_a2',
+      name: 'Other',
+      domain: 'two.acme.test',
+      url: 'https://two.acme.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
+    {
+      id: 'site_b1',
+      projectId: 'prj_b1',
+      name: 'Bravo',
+      domain: 'bravo.test',
+      url: 'https://bravo.test',
+      status: 'active',
+      createdAt: T(1),
+      updatedAt: T(1),
+    },
   ],
-  discoveryJobs: [{ id: 'job_1', siteId: 'site_a1', type: 'prospect_discovery', status: 'completed', createdAt: T(1), updatedAt: T(1), queries: [] }],
+  discoveryJobs: [
+    {
+      id: 'job_1',
+      siteId: 'site_a1',
+      type: 'prospect_discovery',
+      status: 'completed',
+      createdAt: T(1),
+      updatedAt: T(1),
+      queries: [],
+    },
+  ],
   prospects: [
     PR_1,
-    prospect('pr_2', 'site_a1', 'rejected', T(2), { title: 'Camping Gear Guide', domain: 'Outdoors.Example', url: 'https://outdoors.example/camping' }),
-    prospect('pr_3', 'site_a2', 'blocked', T(3), { title: null, description: 'Carries an XY marker and "quoted" words', domain: 'shop.example', url: 'https://shop.example/' }),
-    prospect('pr_4', 'site_a2', 'proposed', T(3), { title: 'Ünïcode Tents', domain: 'tents.example', url: 'https://tents.example/' }),
+    prospect('pr_2', 'site_a1', 'rejected', T(2), {
+      title: 'Camping Gear Guide',
+      domain: 'Outdoors.Example',
+      url: 'https://outdoors.example/camping',
+    }),
+    prospect('pr_3', 'site_a2', 'blocked', T(3), {
+      title: null,
+      description: 'Carries an XY marker and "quoted" words',
+      domain: 'shop.example',
+      url: 'https://shop.example/',
+    }),
+    prospect('pr_4', 'site_a2', 'proposed', T(3), {
+      title: 'Ünïcode Tents',
+      domain: 'tents.example',
+      url: 'https://tents.example/',
+    }),
     prospect('pr_a3', 'site_a3', 'proposed', T(4), { title: 'Best Hiking Boots elsewhere' }),
     prospect('pr_b1', 'site_b1', 'proposed', T(4), { title: 'Best Hiking Boots at Bravo' }),
   ],
@@ -147,7 +213,11 @@ describe('prospects', () => {
       assert.deepEqual(ids(res.body), ORDER);
       assert.deepEqual(res.body.data.pagination, { page: 1, limit: 25, total: 4, hasMore: false });
       const pr1 = res.body.data.data[3];
-      assert.deepEqual(pr1, { ...PR_1, lastCrawledAt: '2026-03-01T10:30:00.000Z', updatedAt: '2026-03-02T08:00:00.000Z' });
+      assert.deepEqual(pr1, {
+        ...PR_1,
+        lastCrawledAt: '2026-03-01T10:30:00.000Z',
+        updatedAt: '2026-03-02T08:00:00.000Z',
+      });
       const pr3 = res.body.data.data[1];
       assert.equal(pr3.title, null);
       assert.deepEqual([pr3.contactPaths, pr3.matchReasons, pr3.riskFlags], [[], [], []]);
@@ -157,12 +227,19 @@ describe('prospects', () => {
     it('filters by each status value and rejects others', async () => {
       for (const status of PROSPECT_STATUSES) {
         const res = await t.get(`/projects/prj_a1/prospects?status=${status}`, token);
-        assert.deepEqual(ids(res.body), ORDER.filter((id) => STATUS_OF[id] === status), status);
+        assert.deepEqual(
+          ids(res.body),
+          ORDER.filter((id) => STATUS_OF[id] === status),
+          status,
+        );
       }
       for (const bad of ['accepted', 'Proposed', '']) {
         const res = await t.get(`/projects/prj_a1/prospects?status=${bad}`, token);
         assert.equal(res.status, 422, bad);
-        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['query.status']);
+        assert.deepEqual(
+          res.body.error.details.map((d: { path: string }) => d.path),
+          ['query.status'],
+        );
       }
     });
 
@@ -200,13 +277,24 @@ describe('prospects', () => {
 
     it('folds case for every script at every length (title "Ünïcode Tents")', async () => {
       // SQLite's lower() folds ASCII only; 1–2 character terms must fold Ü/ü as 3+ do.
-      for (const term of ['ü', 'Ü', 'üN', 'ÜN', 'ünï', 'ÜNÏ', 'ÜNÏCODE']) assert.deepEqual(await search(term), ['pr_4'], term);
+      for (const term of ['ü', 'Ü', 'üN', 'ÜN', 'ünï', 'ÜNÏ', 'ÜNÏCODE'])
+        assert.deepEqual(await search(term), ['pr_4'], term);
       assert.deepEqual(await search('ï'), ['pr_4']);
       assert.deepEqual(await search('Ï'), ['pr_4']);
     });
 
     it('treats FTS syntax in the term as text', async () => {
-      for (const term of ['boots AND camping', 'boo*', 'NEAR(a b)', 'title:best', '"', '""', "'; DROP TABLE prospects; --", '(', '^bes']) {
+      for (const term of [
+        'boots AND camping',
+        'boo*',
+        'NEAR(a b)',
+        'title:best',
+        '"',
+        '""',
+        "'; DROP TABLE prospects; --",
+        '(',
+        '^bes',
+      ]) {
         const res = await t.get(`/projects/prj_a1/prospects?search=${encodeURIComponent(term)}`, token);
         assert.equal(res.status, 200, term);
       }
@@ -230,7 +318,10 @@ describe('prospects', () => {
       assert.deepEqual(ids(res.body), []);
       res = await t.get(`/projects/prj_a1/prospects?search=${'a'.repeat(201)}`, token);
       assert.equal(res.status, 422);
-      assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['query.search']);
+      assert.deepEqual(
+        res.body.error.details.map((d: { path: string }) => d.path),
+        ['query.search'],
+      );
     });
   });
 
@@ -238,13 +329,23 @@ describe('prospects', () => {
     it('returns the prospect under both forms', async () => {
       const a = await t.get('/projects/prj_a1/prospects/pr_1', token);
       assert.equal(a.status, 200);
-      assert.deepEqual(a.body.data, { ...PR_1, lastCrawledAt: '2026-03-01T10:30:00.000Z', updatedAt: '2026-03-02T08:00:00.000Z' });
+      assert.deepEqual(a.body.data, {
+        ...PR_1,
+        lastCrawledAt: '2026-03-01T10:30:00.000Z',
+        updatedAt: '2026-03-02T08:00:00.000Z',
+      });
       const b = await t.get('/workspaces/prj_a1/prospects/pr_1', token);
       assert.deepEqual(b.body, a.body);
     });
 
     it('answers 404 through the wrong project, for another account and for an unknown id', async () => {
-      for (const path of ['/projects/prj_a2/prospects/pr_1', '/projects/prj_a1/prospects/pr_a3', '/projects/prj_a1/prospects/pr_b1', '/projects/prj_b1/prospects/pr_b1', '/projects/prj_a1/prospects/pr_nope']) {
+      for (const path of [
+        '/projects/prj_a2/prospects/pr_1',
+        '/projects/prj_a1/prospects/pr_a3',
+        '/projects/prj_a1/prospects/pr_b1',
+        '/projects/prj_b1/prospects/pr_b1',
+        '/projects/prj_a1/prospects/pr_nope',
+      ]) {
         const res = await t.get(path, token);
         assert.equal(res.status, 404, path);
         assert.equal(res.body.error.code, 'NOT_FOUND');
@@ -325,18 +426,28 @@ describe('prospects and contacts of the small fixture', () => {
   it('lists and shows the prospects of prj_a1 as the fixture has them', async () => {
     const res = await t.get('/projects/prj_a1/prospects', token);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.data.map((p: { id: string }) => p.id), ['prs_a1_3', 'prs_a1_2', 'prs_a1_1']);
-    for (const shown of res.body.data.data) assert.deepEqual(shown, fromFixture(find('prospects', shown.id), shown), shown.id);
+    assert.deepEqual(
+      res.body.data.data.map((p: { id: string }) => p.id),
+      ['prs_a1_3', 'prs_a1_2', 'prs_a1_1'],
+    );
+    for (const shown of res.body.data.data)
+      assert.deepEqual(shown, fromFixture(find('prospects', shown.id), shown), shown.id);
     const detail = await t.get('/workspaces/prj_a1/prospects/prs_a1_1', token);
     assert.deepEqual(detail.body.data, fromFixture(find('prospects', 'prs_a1_1'), detail.body.data));
     const hit = await t.get('/projects/prj_a1/prospects?search=HIKING%20boots', token);
-    assert.deepEqual(hit.body.data.data.map((p: { id: string }) => p.id), ['prs_a1_1']);
+    assert.deepEqual(
+      hit.body.data.data.map((p: { id: string }) => p.id),
+      ['prs_a1_1'],
+    );
   });
 
   it('lists the contacts of a prospect as the fixture has them', async () => {
     const res = await t.get('/projects/prj_a1/prospects/prs_a1_1/contacts', token);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.data.map((c: { id: string }) => c.id), ['ct_a1_2', 'ct_a1_1']);
+    assert.deepEqual(
+      res.body.data.data.map((c: { id: string }) => c.id),
+      ['ct_a1_2', 'ct_a1_1'],
+    );
     for (const shown of res.body.data.data) {
       const { prospectId: _prospectId, ...fields } = find('contacts', shown.id);
       assert.deepEqual(shown, fromFixture(fields, shown), shown.id);
@@ -344,7 +455,11 @@ describe('prospects and contacts of the small fixture', () => {
   });
 
   it("keeps acct_b's prospects and contacts from acct_a", async () => {
-    for (const path of ['/projects/prj_b1/prospects', '/projects/prj_a1/prospects/prs_b1_1', '/projects/prj_a1/prospects/prs_b1_1/contacts']) {
+    for (const path of [
+      '/projects/prj_b1/prospects',
+      '/projects/prj_a1/prospects/prs_b1_1',
+      '/projects/prj_a1/prospects/prs_b1_1/contacts',
+    ]) {
       assert.equal((await t.get(path, token)).status, 404, path);
     }
   });

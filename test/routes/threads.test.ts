@@ -9,18 +9,45 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) => `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+const T = (day: number, hour = 10) =>
+  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 const site = (id: string, projectId: string) => ({
-  id, projectId, name: id, domain: `${id}.test`, url: `https://${id}.test`, status: 'active', createdAt: T(1), updatedAt: T(1),
+  id,
+  projectId,
+  name: id,
+  domain: `${id}.test`,
+  url: `https://${id}.test`,
+  status: 'active',
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const prospect = (id: string, siteId: string, title: string | null) => ({
-  id, siteId, status: 'proposed', url: `https://${id}.example.org/post`, domain: `${id}.example.org`, title, createdAt: T(1), updatedAt: T(1),
+  id,
+  siteId,
+  status: 'proposed',
+  url: `https://${id}.example.org/post`,
+  domain: `${id}.example.org`,
+  title,
+  createdAt: T(1),
+  updatedAt: T(1),
 });
 const contact = (id: string, prospectId: string, extra: Record<string, unknown> = {}) => ({
-  id, prospectId, email: `${id}@example.org`, status: 'active', verificationStatus: 'unverified', createdAt: T(1), updatedAt: T(1), ...extra,
+  id,
+  prospectId,
+  email: `${id}@example.org`,
+  status: 'active',
+  verificationStatus: 'unverified',
+  createdAt: T(1),
+  updatedAt: T(1),
+  ...extra,
 });
-const msg = (id: string, direction: 'inbound' | 'outbound', sentAt: string | null, extra: Record<string, unknown> = {}) => ({
+const msg = (
+  id: string,
+  direction: 'inbound' | 'outbound',
+  sentAt: string | null,
+  extra: Record<string, unknown> = {},
+) => ({
   id,
   direction,
   fromEmail: direction === 'inbound' ? 'con_1@example.org' : 'me@acme.test',
@@ -30,9 +57,25 @@ const msg = (id: string, direction: 'inbound' | 'outbound', sentAt: string | nul
   sentAt,
   ...extra,
 });
-const thread = (id: string, siteId: string, prospectId: string, contactId: string, updatedAt: string, extra: Record<string, unknown> = {}) => ({
-  id, siteId, prospectId, contactId, threadId: `gm-${id}`, status: 'open', outcome: 'none', classification: 'unclassified',
-  createdAt: T(1), updatedAt, ...extra,
+const thread = (
+  id: string,
+  siteId: string,
+  prospectId: string,
+  contactId: string,
+  updatedAt: string,
+  extra: Record<string, unknown> = {},
+) => ({
+  id,
+  siteId,
+  prospectId,
+  contactId,
+  threadId: `gm-${id}`,
+  status: 'open',
+  outcome: 'none',
+  classification: 'unclassified',
+  createdAt: T(1),
+  updatedAt,
+  ...extra,
 });
 
 const DOC = {
@@ -76,11 +119,22 @@ const DOC = {
       ],
     }),
     // Its provider id is thr_1's record id: the record id wins.
-    thread('thr_2', 'site_a1', 'prs_2', 'con_2', T(3), { threadId: 'thr_1', status: 'awaiting_reply', messages: [msg('msg_t2', 'outbound', T(3))] }),
+    thread('thr_2', 'site_a1', 'prs_2', 'con_2', T(3), {
+      threadId: 'thr_1',
+      status: 'awaiting_reply',
+      messages: [msg('msg_t2', 'outbound', T(3))],
+    }),
     // Ties thr_1 on updatedAt: id descending puts thr_3 first.
-    thread('thr_3', 'site_a1', 'prs_1', 'con_1', T(5), { status: 'closed', outcome: 'negative', classification: 'bounce' }),
+    thread('thr_3', 'site_a1', 'prs_1', 'con_1', T(5), {
+      status: 'closed',
+      outcome: 'negative',
+      classification: 'bounce',
+    }),
     // Its provider id equals thr_1's: a provider id answers only within its own site.
-    thread('thr_a2', 'site_a2', 'prs_a2', 'con_a2', T(7), { threadId: 'gm-thr_1', messages: [msg('msg_a2', 'inbound', T(7))] }),
+    thread('thr_a2', 'site_a2', 'prs_a2', 'con_a2', T(7), {
+      threadId: 'gm-thr_1',
+      messages: [msg('msg_a2', 'inbound', T(7))],
+    }),
     thread('thr_a3', 'site_a3', 'prs_a3', 'con_a3', T(7), { messages: [msg('msg_a3', 'inbound', T(7))] }),
     thread('thr_b', 'site_b1', 'prs_b', 'con_b', T(7), { messages: [msg('msg_b', 'inbound', T(7))] }),
   ],
@@ -89,8 +143,19 @@ const DOC = {
 const THREAD_ORDER = ['thr_3', 'thr_1', 'thr_2'];
 const MESSAGE_ORDER = ['msg_1', 'msg_2', 'msg_3', 'msg_q1', 'msg_q2'];
 
-const CON_1 = { id: 'con_1', fullName: 'Ana Ruiz', email: 'con_1@example.org', role: 'Editor', company: 'Camping Weekly' };
-const PRS_1 = { id: 'prs_1', title: 'The best camping gear of 2026', url: 'https://prs_1.example.org/post', domain: 'prs_1.example.org' };
+const CON_1 = {
+  id: 'con_1',
+  fullName: 'Ana Ruiz',
+  email: 'con_1@example.org',
+  role: 'Editor',
+  company: 'Camping Weekly',
+};
+const PRS_1 = {
+  id: 'prs_1',
+  title: 'The best camping gear of 2026',
+  url: 'https://prs_1.example.org/post',
+  domain: 'prs_1.example.org',
+};
 
 describe('threads', () => {
   let t: TestServer;
@@ -143,7 +208,13 @@ describe('threads', () => {
         contact: CON_1,
         prospect: PRS_1,
       });
-      assert.deepEqual(res.body.data.data[2].contact, { id: 'con_2', fullName: null, email: 'con_2@example.org', role: null, company: null });
+      assert.deepEqual(res.body.data.data[2].contact, {
+        id: 'con_2',
+        fullName: null,
+        email: 'con_2@example.org',
+        role: null,
+        company: null,
+      });
       assert.equal(res.body.data.data[2].prospect.title, null);
     });
 
@@ -224,7 +295,8 @@ describe('threads', () => {
       assert.deepEqual(pages, [['msg_1', 'msg_2'], ['msg_3', 'msg_q1'], ['msg_q2']]);
       for (const limit of [1, 3, 4]) {
         const all: string[] = [];
-        for (let page = 1; page * limit < 5 + limit; page++) all.push(...ids((await t.get(`${MESSAGES}?limit=${limit}&page=${page}`, token)).body));
+        for (let page = 1; page * limit < 5 + limit; page++)
+          all.push(...ids((await t.get(`${MESSAGES}?limit=${limit}&page=${page}`, token)).body));
         assert.deepEqual(all, MESSAGE_ORDER, `limit ${limit}`);
       }
       let res = await t.get(`${MESSAGES}?limit=1`, token);

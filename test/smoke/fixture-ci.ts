@@ -25,17 +25,26 @@ async function call(method: string, path: string, body?: unknown, token?: string
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as { ok: boolean; data: any; error?: { code: string } } };
 }
 
 before(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  server = spawn(EXE, ['serve', '--fixture', '--seed', '1', '--db', ':memory:', '--demo', '--port', String(port)], { stdio: 'ignore' });
+  server = spawn(EXE, ['serve', '--fixture', '--seed', '1', '--db', ':memory:', '--demo', '--port', String(port)], {
+    stdio: 'ignore',
+  });
   // Readiness: /readyz answers 200 once the service can serve.
   for (let waited = 0; ; waited += 100) {
-    const ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (waited > 60_000 || server.exitCode !== null) throw new Error(`${EXE} did not get ready`);
     await sleep(100);
@@ -53,7 +62,12 @@ beforeEach(async () => {
 });
 
 test('a reply is journaled and its mail captured', async () => {
-  const reply = await call('POST', `/api/public/v1${THREAD}/replies`, { body: 'Thanks, here is the link.', idempotencyKey: 'ci-reply-0001' }, TOKEN);
+  const reply = await call(
+    'POST',
+    `/api/public/v1${THREAD}/replies`,
+    { body: 'Thanks, here is the link.', idempotencyKey: 'ci-reply-0001' },
+    TOKEN,
+  );
   assert.equal(reply.status, 202);
 
   const journal = await call('GET', '/__admin/requests?method=POST');
@@ -78,13 +92,26 @@ test('after the reset the first test left nothing behind; a forced 500 changes n
   assert.deepEqual((await call('GET', '/__admin/mail')).body.data, []);
   // The same key as the first test: the reset freed it.
   await call('POST', '/__admin/faults', { method: 'POST', status: 500, times: 1 });
-  const faulted = await call('POST', `/api/public/v1${THREAD}/replies`, { body: 'Thanks, here is the link.', idempotencyKey: 'ci-reply-0001' }, TOKEN);
+  const faulted = await call(
+    'POST',
+    `/api/public/v1${THREAD}/replies`,
+    { body: 'Thanks, here is the link.', idempotencyKey: 'ci-reply-0001' },
+    TOKEN,
+  );
   assert.equal(faulted.status, 500);
   assert.equal(faulted.body.error?.code, 'INTERNAL_ERROR');
-  const served = await call('POST', `/api/public/v1${THREAD}/replies`, { body: 'A different body this time.', idempotencyKey: 'ci-reply-0001' }, TOKEN);
+  const served = await call(
+    'POST',
+    `/api/public/v1${THREAD}/replies`,
+    { body: 'A different body this time.', idempotencyKey: 'ci-reply-0001' },
+    TOKEN,
+  );
   assert.equal(served.status, 202);
 
   const journal = (await call('GET', '/__admin/requests')).body.data;
-  assert.deepEqual(journal.map((r: any) => `${r.status} ${r.errorCode}`), ['202 null', '500 INTERNAL_ERROR']);
+  assert.deepEqual(
+    journal.map((r: any) => `${r.status} ${r.errorCode}`),
+    ['202 null', '500 INTERNAL_ERROR'],
+  );
   assert.ok(journal.every((r: any) => r.tokenId === 'tok_demo_all_scopes' && !JSON.stringify(r).includes(TOKEN)));
 });

@@ -78,7 +78,13 @@ function launchFrom(argv: string[], work: string): Launch {
     chmodSync(home, 0o555);
     // root writes through 0555; nobody can create anything in /proc.
     const unwritableHome = process.getuid?.() === 0 ? '/proc' : home;
-    return { command: exe, args: [], cwd: run, env: { PATH: join(work, 'empty-path'), HOME: unwritableHome, TMPDIR: tmp }, tmp };
+    return {
+      command: exe,
+      args: [],
+      cwd: run,
+      env: { PATH: join(work, 'empty-path'), HOME: unwritableHome, TMPDIR: tmp },
+      tmp,
+    };
   }
   const dash = argv.indexOf('--');
   const commandLine = dash >= 0 ? argv.slice(dash + 1) : [];
@@ -115,7 +121,12 @@ async function main(argv: string[]): Promise<number> {
   const started = performance.now();
   // Metrics on, to check the bundled prom-client; the access log goes to stdout.
   const env = { ...launch.env, OUTREACH_API_METRICS_ENABLED: 'true' };
-  const child = spawn(launch.command, args, { cwd: launch.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(launch.command, args, {
+    cwd: launch.cwd,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -172,7 +183,8 @@ async function main(argv: string[]): Promise<number> {
         }
       }
       const answeredMs = performance.now() - started;
-      while (!/demo token[^:\n]*:\s*(\S+)/.test(output) && running && performance.now() - started < answeredMs + 5000) await sleep(10);
+      while (!/demo token[^:\n]*:\s*(\S+)/.test(output) && running && performance.now() - started < answeredMs + 5000)
+        await sleep(10);
       token = /demo token[^:\n]*:\s*(\S+)/.exec(output)?.[1] ?? '';
       assert(token, `answered, but printed no demo token:\n${output}`);
       return `first answer after ${Math.round(answeredMs)} ms`;
@@ -196,10 +208,13 @@ async function main(argv: string[]): Promise<number> {
       await check('openapi', async () => {
         const response = await fetch(`${origin}/api/public/openapi.json`);
         const doc = (await response.json()) as { openapi?: string; paths?: Record<string, Record<string, unknown>> };
-        assert(response.status === 200 && doc.openapi?.startsWith('3.'), `GET /api/public/openapi.json → ${response.status}`);
+        assert(
+          response.status === 200 && doc.openapi?.startsWith('3.'),
+          `GET /api/public/openapi.json → ${response.status}`,
+        );
         assert(doc.paths?.['/me'], 'the document has no /me');
         // The write needs the edit and the lists that lead to a draft.
-      documented = Boolean(doc.paths[DRAFT_PATH]?.patch && doc.paths[DRAFTS_PATH]?.get);
+        documented = Boolean(doc.paths[DRAFT_PATH]?.patch && doc.paths[DRAFTS_PATH]?.get);
         return `${Object.keys(doc.paths).length} paths`;
       });
 
@@ -230,9 +245,15 @@ async function main(argv: string[]): Promise<number> {
         assert(target, 'the demo data has no draft to edit');
         const base = `/projects/${target.project}/sites/${target.site}/drafts`;
         // The contract: subject 3–300 and body 20–10000 characters; the draft's text is in `message`.
-        const edit = { subject: `Smoke test ${Date.now()}`, body: 'Written by test/smoke/smoke.ts to check that edits persist.' };
+        const edit = {
+          subject: `Smoke test ${Date.now()}`,
+          body: 'Written by test/smoke/smoke.ts to check that edits persist.',
+        };
         const patched = await okData<Draft>('PATCH', `${base}/${target.draft}`, edit);
-        assert(patched.message?.subject === edit.subject && patched.message.body === edit.body, `PATCH answered ${JSON.stringify(patched).slice(0, 200)}`);
+        assert(
+          patched.message?.subject === edit.subject && patched.message.body === edit.body,
+          `PATCH answered ${JSON.stringify(patched).slice(0, 200)}`,
+        );
         const reread = (await listOf<Draft>(base)).find((d) => d.id === target.draft);
         assert(reread?.message?.subject === edit.subject, 'the edit is not in the drafts list afterwards');
         return `PATCH ${base}/${target.draft}`;
@@ -244,21 +265,33 @@ async function main(argv: string[]): Promise<number> {
         const ready = await fetch(`${origin}/readyz`);
         assert(ready.status === 200, `GET /readyz → ${ready.status} ${await ready.text()}`);
         const metrics = await (await fetch(`${origin}/metrics`)).text();
-        assert(/^http_requests_total\{method="GET",route="\/api\/public\/v1\/me",status="200"\} \d+$/m.test(metrics), 'no /me count in /metrics');
+        assert(
+          /^http_requests_total\{method="GET",route="\/api\/public\/v1\/me",status="200"\} \d+$/m.test(metrics),
+          'no /me count in /metrics',
+        );
         assert(/^process_cpu_user_seconds_total /m.test(metrics), 'no process metrics in /metrics');
         const page = await fetch(`${origin}/api/public/docs`);
-        assert(page.status === 200 && (await page.text()).includes('swagger-ui-bundle.js'), `GET /api/public/docs → ${page.status}`);
+        assert(
+          page.status === 200 && (await page.text()).includes('swagger-ui-bundle.js'),
+          `GET /api/public/docs → ${page.status}`,
+        );
         const bundle = await fetch(`${origin}/api/public/docs/swagger-ui-bundle.js`);
         const size = (await bundle.arrayBuffer()).byteLength;
         assert(bundle.status === 200 && size > 500_000, `the reference page's script: ${bundle.status}, ${size} bytes`);
-        const line = output.split('\n').find((l) => l.startsWith('{') && l.includes('"msg":"request"') && l.includes('"route":"/readyz"'));
+        const line = output
+          .split('\n')
+          .find((l) => l.startsWith('{') && l.includes('"msg":"request"') && l.includes('"route":"/readyz"'));
         assert(line && JSON.parse(line).status === 200, 'no access log line for /readyz on stdout');
         return 'readyz, metrics, reference page assets, access log';
       });
 
       await check('backup', async () => {
         const copy = join(work, 'backup.db');
-        const backup = spawn(launch.command, [...launch.args, 'backup', copy, '--db', join(work, 'smoke.db')], { cwd: launch.cwd, env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const backup = spawn(launch.command, [...launch.args, 'backup', copy, '--db', join(work, 'smoke.db')], {
+          cwd: launch.cwd,
+          env: launch.env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let said = '';
         backup.stdout!.on('data', (chunk: Buffer) => (said += chunk.toString()));
         backup.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
@@ -271,26 +304,68 @@ async function main(argv: string[]): Promise<number> {
       // to the target, one path robots.txt disallows (decisions.md §13).
       await check('backlink monitor', async () => {
         const page = createServer((req, res) => {
-          if (req.url === '/robots.txt') res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
-          else res.writeHead(200, { 'content-type': 'text/html' }).end('<p><a href="http://www.acme.test/guide/?utm_source=x" rel="UGC">the &amp; guide</a></p>');
+          if (req.url === '/robots.txt')
+            res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+          else
+            res
+              .writeHead(200, { 'content-type': 'text/html' })
+              .end('<p><a href="http://www.acme.test/guide/?utm_source=x" rel="UGC">the &amp; guide</a></p>');
         });
         await new Promise<void>((done) => page.listen(0, '127.0.0.1', done));
         const source = `http://127.0.0.1:${(page.address() as { port: number }).port}`;
         const at = '2026-01-01T00:00:00.000Z';
         const stamp = { createdAt: at, updatedAt: at };
         const doc = join(work, 'monitor.json');
-        writeFileSync(doc, JSON.stringify({
-          accounts: [{ id: 'acct_s', email: 's@acme.test', name: 'S', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00.000Z', ...stamp }],
-          projects: [{ id: 'prj_s', accountId: 'acct_s', name: 'S', ...stamp }],
-          sites: [{ id: 'site_s', projectId: 'prj_s', name: 'S', domain: 'acme.test', url: 'https://acme.test/', status: 'active', ...stamp }],
-          backlinks: ['/post', '/private/post'].map((path, i) => ({
-            id: `bl_s${i}`, siteId: 'site_s', source: 'outreach', acquisitionOrigin: 'unknown', sourceUrl: `${source}${path}`,
-            targetUrl: 'https://acme.test/guide', category: 'resource_page', status: 'pending', ...stamp, checks: [],
-          })),
-        }));
+        writeFileSync(
+          doc,
+          JSON.stringify({
+            accounts: [
+              {
+                id: 'acct_s',
+                email: 's@acme.test',
+                name: 'S',
+                plan: 'pro',
+                planExpiresAt: '2099-01-01T00:00:00.000Z',
+                ...stamp,
+              },
+            ],
+            projects: [{ id: 'prj_s', accountId: 'acct_s', name: 'S', ...stamp }],
+            sites: [
+              {
+                id: 'site_s',
+                projectId: 'prj_s',
+                name: 'S',
+                domain: 'acme.test',
+                url: 'https://acme.test/',
+                status: 'active',
+                ...stamp,
+              },
+            ],
+            backlinks: ['/post', '/private/post'].map((path, i) => ({
+              id: `bl_s${i}`,
+              siteId: 'site_s',
+              source: 'outreach',
+              acquisitionOrigin: 'unknown',
+              sourceUrl: `${source}${path}`,
+              targetUrl: 'https://acme.test/guide',
+              category: 'resource_page',
+              status: 'pending',
+              ...stamp,
+              checks: [],
+            })),
+          }),
+        );
         const run = async (args: string[]) => {
-          const env = { ...launch.env, OUTREACH_API_MONITOR_ALLOW_PRIVATE_NETWORKS: 'true', OUTREACH_API_MONITOR_PER_HOST_DELAY_MS: '0' };
-          const cli = spawn(launch.command, [...launch.args, ...args, '--db', join(work, 'monitor.db')], { cwd: launch.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+          const env = {
+            ...launch.env,
+            OUTREACH_API_MONITOR_ALLOW_PRIVATE_NETWORKS: 'true',
+            OUTREACH_API_MONITOR_PER_HOST_DELAY_MS: '0',
+          };
+          const cli = spawn(launch.command, [...launch.args, ...args, '--db', join(work, 'monitor.db')], {
+            cwd: launch.cwd,
+            env,
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
           let said = '';
           cli.stdout!.on('data', (chunk: Buffer) => (said += chunk.toString()));
           cli.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
@@ -317,7 +392,10 @@ async function main(argv: string[]): Promise<number> {
         const file = join(root, leaf, 'better_sqlite3.node');
         const dirMode = statSync(join(root, leaf)).mode & 0o777;
         const fileMode = statSync(file).mode & 0o777;
-        assert(dirMode === 0o700 && fileMode === 0o500, `modes ${dirMode.toString(8)} / ${fileMode.toString(8)}, want 700 / 500`);
+        assert(
+          dirMode === 0o700 && fileMode === 0o500,
+          `modes ${dirMode.toString(8)} / ${fileMode.toString(8)}, want 700 / 500`,
+        );
         return `${file.slice(launch.tmp!.length + 1)} (HOME unwritable)`;
       });
     }

@@ -11,7 +11,8 @@ import { startBackgroundCheckpoints } from '../../src/db/checkpointer.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import type { Logger } from '../../src/logger.js';
 
-const autocheckpoint = (store: Store) => (store.sqlite.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+const autocheckpoint = (store: Store) =>
+  (store.sqlite.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
 
 describe('background WAL checkpoints', () => {
   let dir: string;
@@ -37,10 +38,17 @@ describe('background WAL checkpoints', () => {
     // ~1,500 pages, one commit each: past SQLite's default threshold of 1,000.
     for (let i = 0; i < 1500; i++) insert.run(Buffer.alloc(3000, i % 256));
     const deadline = Date.now() + 10_000;
-    while ((statSync(store.path).size <= before + 3000 * 1000 || checkpointer.stats.count === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (
+      (statSync(store.path).size <= before + 3000 * 1000 || checkpointer.stats.count === 0) &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 20));
     assert.ok(statSync(store.path).size > before + 3000 * 1000, 'the pages reached the database file');
     assert.ok(checkpointer.stats.count > 0);
-    assert.ok(lines.some((l) => l.message === 'wal checkpoint' && typeof l.fields?.ms === 'number'), 'each checkpoint is logged with its duration');
+    assert.ok(
+      lines.some((l) => l.message === 'wal checkpoint' && typeof l.fields?.ms === 'number'),
+      'each checkpoint is logged with its duration',
+    );
     await checkpointer.stop();
     assert.equal(autocheckpoint(store), 1000, 'stopping turns the automatic checkpoint back on');
     assert.ok(lines.some((l) => l.message === 'wal checkpoints in the background'));

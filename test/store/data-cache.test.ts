@@ -49,23 +49,42 @@ describe('the data cache', () => {
   });
 
   it('keeps prospect and lead search totals exact through writes on either connection', async () => {
-    const prospectTotal = async () => (await listProspects(store.db, { projectId: 'prj_a1', search: 'trail' }, 1, 0)).total;
-    const leadTotal = async () => (await listLeads(store.db, { projectId: 'prj_a1', view: 'all', search: 'boot' }, 1, 0)).total;
-    const prospectMatches = () => count("SELECT count(*) AS n FROM prospects WHERE project_id = 'prj_a1' AND (title || ' ' || domain || ' ' || url || ' ' || coalesce(description, '')) LIKE '%trail%'");
+    const prospectTotal = async () =>
+      (await listProspects(store.db, { projectId: 'prj_a1', search: 'trail' }, 1, 0)).total;
+    const leadTotal = async () =>
+      (await listLeads(store.db, { projectId: 'prj_a1', view: 'all', search: 'boot' }, 1, 0)).total;
+    const prospectMatches = () =>
+      count(
+        "SELECT count(*) AS n FROM prospects WHERE project_id = 'prj_a1' AND (title || ' ' || domain || ' ' || url || ' ' || coalesce(description, '')) LIKE '%trail%'",
+      );
     const before = prospectMatches();
     assert.ok(before > 0, 'the fixture has matches');
     assert.equal(await prospectTotal(), before);
     const leadsBefore = await leadTotal();
 
-    const matching = (store.sqlite.prepare("SELECT id FROM prospects WHERE project_id = 'prj_a1' AND (title || ' ' || domain || ' ' || url || ' ' || coalesce(description, '')) LIKE '%trail%' LIMIT 1").get() as { id: string }).id;
-    store.sqlite.prepare("UPDATE prospects SET title = 'Nothing here', domain = 'x.example', url = 'https://x.example/', description = NULL WHERE id = ?").run(matching);
+    const matching = (
+      store.sqlite
+        .prepare(
+          "SELECT id FROM prospects WHERE project_id = 'prj_a1' AND (title || ' ' || domain || ' ' || url || ' ' || coalesce(description, '')) LIKE '%trail%' LIMIT 1",
+        )
+        .get() as { id: string }
+    ).id;
+    store.sqlite
+      .prepare(
+        "UPDATE prospects SET title = 'Nothing here', domain = 'x.example', url = 'https://x.example/', description = NULL WHERE id = ?",
+      )
+      .run(matching);
     assert.equal(await prospectTotal(), prospectMatches());
     assert.equal(prospectMatches(), before - 1);
 
     other.sqlite.prepare("UPDATE prospects SET title = 'Trail again' WHERE id = ?").run(matching);
     assert.equal(await prospectTotal(), before);
 
-    other.sqlite.prepare("UPDATE leads SET title = 'Boots wanted', redacted = 0, dismissed = 0 WHERE id = (SELECT id FROM leads WHERE project_id = 'prj_a1' AND title NOT LIKE '%boot%' AND body NOT LIKE '%boot%' AND redacted = 0 LIMIT 1)").run();
+    other.sqlite
+      .prepare(
+        "UPDATE leads SET title = 'Boots wanted', redacted = 0, dismissed = 0 WHERE id = (SELECT id FROM leads WHERE project_id = 'prj_a1' AND title NOT LIKE '%boot%' AND body NOT LIKE '%boot%' AND redacted = 0 LIMIT 1)",
+      )
+      .run();
     assert.equal(await leadTotal(), leadsBefore + 1);
   });
 });

@@ -41,7 +41,9 @@ const EXPECTED: Record<string, readonly string[]> = {
 
 /** Every `column IN ('a', 'b', …)` of every table's CREATE statement, as `table.column` → values. */
 function checkLists(store: Store): Map<string, string[]> {
-  const tables = store.sqlite.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL").all() as {
+  const tables = store.sqlite
+    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
+    .all() as {
     name: string;
     sql: string;
   }[];

@@ -20,7 +20,7 @@ const DAY_MS = 86_400_000;
 
 function backlink(i: number) {
   // Many rows share a createdAt, so the id tie-breaker decides the order across anchors too.
-  const createdAt = new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 7) * DAY_MS / 24).toISOString();
+  const createdAt = new Date(Date.UTC(2026, 0, 1) + (Math.floor(i / 7) * DAY_MS) / 24).toISOString();
   return {
     id: `bl_${String(i).padStart(6, '0')}`,
     siteId: i % 3 === 0 ? 'site_2' : 'site_1',
@@ -36,9 +36,18 @@ function backlink(i: number) {
 }
 
 const document = (from: number, to: number) => ({
-  accounts: [{ id: 'acct_1', email: 'owner@example.test', name: 'Owner', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }],
+  accounts: [
+    { id: 'acct_1', email: 'owner@example.test', name: 'Owner', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' },
+  ],
   projects: [{ id: 'prj_1', accountId: 'acct_1', name: 'Main' }],
-  sites: ['site_1', 'site_2'].map((id) => ({ id, projectId: 'prj_1', name: id, domain: `${id}.example.test`, url: `https://${id}.example.test/`, status: 'active' })),
+  sites: ['site_1', 'site_2'].map((id) => ({
+    id,
+    projectId: 'prj_1',
+    name: id,
+    domain: `${id}.example.test`,
+    url: `https://${id}.example.test/`,
+    status: 'active',
+  })),
   backlinks: Array.from({ length: to - from }, (_, k) => backlink(from + k)),
 });
 
@@ -49,15 +58,38 @@ describe('deep pages from anchors', () => {
 
   /** The page a plain LIMIT/OFFSET gives, the reference. */
   const plainPage = (filter: BacklinkFilter, limit: number, offset: number) => {
-    const where = [filter.siteId ? 'site_id = @siteId' : 'project_id = @projectId', ...(filter.status ? ['status = @status'] : [])].join(' AND ');
-    return (store.sqlite.prepare(`SELECT id FROM backlinks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`)
-      .all({ ...filter, limit, offset }) as { id: string }[]).map((r) => r.id);
+    const where = [
+      filter.siteId ? 'site_id = @siteId' : 'project_id = @projectId',
+      ...(filter.status ? ['status = @status'] : []),
+    ].join(' AND ');
+    return (
+      store.sqlite
+        .prepare(
+          `SELECT id FROM backlinks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`,
+        )
+        .all({ ...filter, limit, offset }) as { id: string }[]
+    ).map((r) => r.id);
   };
   const assertSame = async (filter: BacklinkFilter, limit: number, offset: number) => {
     const { items } = await listBacklinks(store.db, filter, limit, offset);
-    assert.deepEqual(items.map((b) => b.id), plainPage(filter, limit, offset), `${JSON.stringify(filter)} limit ${limit} offset ${offset}`);
+    assert.deepEqual(
+      items.map((b) => b.id),
+      plainPage(filter, limit, offset),
+      `${JSON.stringify(filter)} limit ${limit} offset ${offset}`,
+    );
   };
-  const offsets = [0, ANCHOR_STRIDE - 1, ANCHOR_STRIDE, ANCHOR_STRIDE + 1, 2 * ANCHOR_STRIDE - 10, 2 * ANCHOR_STRIDE, 2 * ANCHOR_STRIDE + 1490, ROWS - 3, ROWS, ROWS + 5000];
+  const offsets = [
+    0,
+    ANCHOR_STRIDE - 1,
+    ANCHOR_STRIDE,
+    ANCHOR_STRIDE + 1,
+    2 * ANCHOR_STRIDE - 10,
+    2 * ANCHOR_STRIDE,
+    2 * ANCHOR_STRIDE + 1490,
+    ROWS - 3,
+    ROWS,
+    ROWS + 5000,
+  ];
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-anchors-'));
@@ -78,8 +110,13 @@ describe('deep pages from anchors', () => {
   });
 
   it('keeps the anchors of each filter apart', async () => {
-    for (const filter of [{ projectId: 'prj_1', status: 'live' as const }, { projectId: 'prj_1', siteId: 'site_1' }, { projectId: 'prj_1', siteId: 'site_1', status: 'lost' as const }]) {
-      for (const offset of [ANCHOR_STRIDE, ANCHOR_STRIDE + 7, 2 * ANCHOR_STRIDE + 3]) await assertSame(filter, 25, offset);
+    for (const filter of [
+      { projectId: 'prj_1', status: 'live' as const },
+      { projectId: 'prj_1', siteId: 'site_1' },
+      { projectId: 'prj_1', siteId: 'site_1', status: 'lost' as const },
+    ]) {
+      for (const offset of [ANCHOR_STRIDE, ANCHOR_STRIDE + 7, 2 * ANCHOR_STRIDE + 3])
+        await assertSame(filter, 25, offset);
     }
   });
 

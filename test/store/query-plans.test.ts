@@ -17,24 +17,58 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TracedQuery } from '../../src/db/connection.js';
-import { BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS, PROSPECT_STATUSES } from '../../src/domain/enums.js';
+import {
+  BACKLINK_STATUSES,
+  DRAFT_STATUSES,
+  LEAD_STAGES,
+  LEAD_TIERS,
+  LEAD_TYPES,
+  LEAD_VIEWS,
+  PROSPECT_STATUSES,
+} from '../../src/domain/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 /** The indexes that serve a read endpoint (the others serve foreign keys, workers and writes). */
 const LIST_INDEXES = [
-  'projects_account_order', 'sites_project_order', 'keywords_site_order', 'blocked_domains_project_order',
-  'prospects_project_order', 'prospects_project_status_order', 'prospects_site_order', 'prospects_site_status_order',
-  'contacts_prospect_order', 'drafts_site_order', 'drafts_site_status_order', 'threads_site_order', 'threads_site_provider_order',
-  'thread_messages_thread_order', 'thread_messages_unsent_order', 'email_connections_site_order', 'email_senders_site_order',
-  'discovery_jobs_site_order', 'discovery_queries_job_order',
-  'leads_project_order', 'leads_site_order', 'leads_project_stage', 'leads_site_stage', 'leads_project_tier', 'leads_site_tier',
-  'leads_project_type', 'leads_site_type', 'leads_project_platform', 'leads_site_platform',
-  'backlinks_project_order', 'backlinks_project_status_order', 'backlinks_site_order', 'backlinks_site_status_order',
+  'projects_account_order',
+  'sites_project_order',
+  'keywords_site_order',
+  'blocked_domains_project_order',
+  'prospects_project_order',
+  'prospects_project_status_order',
+  'prospects_site_order',
+  'prospects_site_status_order',
+  'contacts_prospect_order',
+  'drafts_site_order',
+  'drafts_site_status_order',
+  'threads_site_order',
+  'threads_site_provider_order',
+  'thread_messages_thread_order',
+  'thread_messages_unsent_order',
+  'email_connections_site_order',
+  'email_senders_site_order',
+  'discovery_jobs_site_order',
+  'discovery_queries_job_order',
+  'leads_project_order',
+  'leads_site_order',
+  'leads_project_stage',
+  'leads_site_stage',
+  'leads_project_tier',
+  'leads_site_tier',
+  'leads_project_type',
+  'leads_site_type',
+  'leads_project_platform',
+  'leads_site_platform',
+  'backlinks_project_order',
+  'backlinks_project_status_order',
+  'backlinks_site_order',
+  'backlinks_site_status_order',
   'backlink_checks_backlink_order',
 ];
 
 /** Every subset of `items` (the empty one first). */
-const subsets = <T>(items: readonly T[]): T[][] => items.reduce<T[][]>((acc, item) => acc.concat(acc.map((s) => [...s, item])), [[]]);
+const subsets = <T>(items: readonly T[]): T[][] =>
+  items.reduce<T[][]>((acc, item) => acc.concat(acc.map((s) => [...s, item])), [[]]);
 
 const query = (params: Record<string, string>) => {
   const qs = new URLSearchParams(params).toString();
@@ -46,30 +80,60 @@ function requests(): string[] {
   const out = ['/me', '/projects', '/workspaces', '/projects?page=2&limit=1'];
   for (const g of ['/projects/prj_a1', '/workspaces/prj_a1']) {
     out.push(g, `${g}/sites`, `${g}/sites/site_a1`, `${g}/sites/site_a1/keywords`, `${g}/blocked-domains`);
-    for (const f of subsets([{ siteId: 'site_a1' }, { status: 'live' }])) out.push(`${g}/backlinks${query(Object.assign({}, ...f))}`);
-    out.push(`${g}/backlinks?pageSize=2&page=2`, `${g}/backlinks/bl_a1_1`, `${g}/backlinks/bl_a1_1?page=2&limit=1`, `${g}/backlinks/bl_a1_3`);
+    for (const f of subsets([{ siteId: 'site_a1' }, { status: 'live' }]))
+      out.push(`${g}/backlinks${query(Object.assign({}, ...f))}`);
+    out.push(
+      `${g}/backlinks?pageSize=2&page=2`,
+      `${g}/backlinks/bl_a1_1`,
+      `${g}/backlinks/bl_a1_1?page=2&limit=1`,
+      `${g}/backlinks/bl_a1_3`,
+    );
     for (const search of [undefined, 'boots', 'bo', '']) {
       for (const f of subsets([{ siteId: 'site_a1' }, { status: 'proposed' }])) {
         out.push(`${g}/prospects${query(Object.assign(search === undefined ? {} : { search }, ...f))}`);
       }
     }
-    out.push(`${g}/prospects/prs_a1_1`, `${g}/prospects/prs_a1_1/contacts`, `${g}/prospects/prs_a1_1/contacts?page=2&limit=1`);
+    out.push(
+      `${g}/prospects/prs_a1_1`,
+      `${g}/prospects/prs_a1_1/contacts`,
+      `${g}/prospects/prs_a1_1/contacts?page=2&limit=1`,
+    );
     out.push(`${g}/leads/ld_a1_1`);
-    for (const f of subsets([{ status: 'draft' }])) out.push(`${g}/sites/site_a1/drafts${query(Object.assign({}, ...f))}`);
-    out.push(`${g}/sites/site_a1/drafts/drf_a1_1`, `${g}/sites/site_a1/threads`, `${g}/sites/site_a1/threads?page=2&limit=1`);
+    for (const f of subsets([{ status: 'draft' }]))
+      out.push(`${g}/sites/site_a1/drafts${query(Object.assign({}, ...f))}`);
+    out.push(
+      `${g}/sites/site_a1/drafts/drf_a1_1`,
+      `${g}/sites/site_a1/threads`,
+      `${g}/sites/site_a1/threads?page=2&limit=1`,
+    );
     // thr_a1_1 has two sent messages and (added below) two unsent ones: pages cover each part and the seam.
-    for (const p of ['', '?limit=1', '?page=2&limit=2', '?page=3&limit=1', '?page=4&limit=1', '?page=9']) out.push(`${g}/sites/site_a1/threads/thr_a1_1/messages${p}`);
+    for (const p of ['', '?limit=1', '?page=2&limit=2', '?page=3&limit=1', '?page=4&limit=1', '?page=9'])
+      out.push(`${g}/sites/site_a1/threads/thr_a1_1/messages${p}`);
     out.push(`${g}/sites/site_a1/threads/gmail-thread-a1-1/messages`);
     out.push(`${g}/sites/site_a1/discovery-jobs`, `${g}/sites/site_a1/discovery-jobs?page=2&limit=1`);
-    for (const p of ['', '?limit=2', '?page=2&limit=2', '?page=5&limit=1', '?page=9']) out.push(`${g}/sites/site_a1/discovery-jobs/job_a1_1${p}`);
-    out.push(`${g}/sites/site_a1/discovery-jobs/job_a1_2`, `${g}/sites/site_a1/email-accounts`, `${g}/sites/site_a1/pipeline`);
+    for (const p of ['', '?limit=2', '?page=2&limit=2', '?page=5&limit=1', '?page=9'])
+      out.push(`${g}/sites/site_a1/discovery-jobs/job_a1_1${p}`);
+    out.push(
+      `${g}/sites/site_a1/discovery-jobs/job_a1_2`,
+      `${g}/sites/site_a1/email-accounts`,
+      `${g}/sites/site_a1/pipeline`,
+    );
   }
   // Leads: every combination of the filters, with each view and each kind of search (the
   // values do not change a plan; every value of each list is requested once besides).
-  const leadFilters = [{ siteId: 'site_a1' }, { stage: 'to_qualify' }, { tier: 'hot' }, { leadType: 'looking_for_solution' }, { platform: 'reddit' }];
+  const leadFilters = [
+    { siteId: 'site_a1' },
+    { stage: 'to_qualify' },
+    { tier: 'hot' },
+    { leadType: 'looking_for_solution' },
+    { platform: 'reddit' },
+  ];
   for (const view of LEAD_VIEWS) {
     for (const search of [undefined, 'boots', 'bo']) {
-      for (const f of subsets(leadFilters)) out.push(`/projects/prj_a1/leads${query(Object.assign({ view }, search === undefined ? {} : { search }, ...f))}`);
+      for (const f of subsets(leadFilters))
+        out.push(
+          `/projects/prj_a1/leads${query(Object.assign({ view }, search === undefined ? {} : { search }, ...f))}`,
+        );
     }
   }
   for (const g of ['/projects/prj_a1', '/workspaces/prj_a1']) {
@@ -157,11 +221,17 @@ describe('query plans of the read endpoints', () => {
 
   it('scans no table: every read of a table is an index search (FTS5 tables and page subqueries aside)', () => {
     // A list that joins its page's rows walks the page (a co-routine over an index walk) in order.
-    const subqueries = (plan: PlanLine[]) => new Set(plan.flatMap((l) => /^(?:CO-ROUTINE|MATERIALIZE) (\S+)/.exec(l.detail)?.[1] ?? []));
+    const subqueries = (plan: PlanLine[]) =>
+      new Set(plan.flatMap((l) => /^(?:CO-ROUTINE|MATERIALIZE) (\S+)/.exec(l.detail)?.[1] ?? []));
     const isScan = (line: PlanLine, plan: PlanLine[]) => {
       const scanned = /^SCAN (\S+)/.exec(line.detail)?.[1];
       // `SCAN CONSTANT ROW`: a SELECT without FROM (the data cache's change stamp).
-      return scanned !== undefined && line.detail !== 'SCAN CONSTANT ROW' && !/ VIRTUAL TABLE /.test(line.detail) && !subqueries(plan).has(scanned);
+      return (
+        scanned !== undefined &&
+        line.detail !== 'SCAN CONSTANT ROW' &&
+        !/ VIRTUAL TABLE /.test(line.detail) &&
+        !subqueries(plan).has(scanned)
+      );
     };
     const offending = plans.filter((p) => p.plan.some((l) => isScan(l, p.plan)));
     assert.deepEqual(offending.map(show), []);
@@ -183,16 +253,31 @@ describe('query plans of the read endpoints', () => {
 
   it('counts rows only where no counter serves the filter: a search, and the (few) projects and sites of a scope', () => {
     const counts = plans.filter((p) => /\bcount\(/i.test(p.sql));
-    const allowed = (sql: string) => /from "(projects|sites)"/.test(sql) || (/from "(prospects|leads)"/.test(sql) && /\bMATCH\b|\binstr\(/.test(sql));
+    const allowed = (sql: string) =>
+      /from "(projects|sites)"/.test(sql) || (/from "(prospects|leads)"/.test(sql) && /\bMATCH\b|\binstr\(/.test(sql));
     assert.deepEqual(counts.filter((p) => !allowed(p.sql)).map(show), []);
   });
 
   it('uses every index that serves a list', () => {
-    const used = new Set(plans.flatMap((p) => p.plan.flatMap((l) => [...l.detail.matchAll(/USING (?:COVERING )?INDEX (\w+)/g)].map((m) => m[1]!))));
-    const existing = new Set(
-      (t.store.sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]).map((r) => r.name),
+    const used = new Set(
+      plans.flatMap((p) =>
+        p.plan.flatMap((l) => [...l.detail.matchAll(/USING (?:COVERING )?INDEX (\w+)/g)].map((m) => m[1]!)),
+      ),
     );
-    assert.deepEqual(LIST_INDEXES.filter((name) => !existing.has(name)), [], 'indexes missing from the schema');
-    assert.deepEqual(LIST_INDEXES.filter((name) => !used.has(name)), [], 'indexes no request used');
+    const existing = new Set(
+      (t.store.sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]).map(
+        (r) => r.name,
+      ),
+    );
+    assert.deepEqual(
+      LIST_INDEXES.filter((name) => !existing.has(name)),
+      [],
+      'indexes missing from the schema',
+    );
+    assert.deepEqual(
+      LIST_INDEXES.filter((name) => !used.has(name)),
+      [],
+      'indexes no request used',
+    );
   });
 });

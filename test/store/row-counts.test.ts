@@ -29,7 +29,14 @@ import { listProspects } from '../../src/repos/prospects.js';
 import { COUNTED_TABLES, backfillStatements } from '../../src/repos/row-counts.js';
 import { listThreadMessages, listThreads } from '../../src/repos/threads.js';
 import {
-  BACKLINK_STATUSES, DRAFT_STATUSES, LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, LEAD_VIEWS, PROSPECT_STATUSES, THREAD_STATUSES,
+  BACKLINK_STATUSES,
+  DRAFT_STATUSES,
+  LEAD_STAGES,
+  LEAD_TIERS,
+  LEAD_TYPES,
+  LEAD_VIEWS,
+  PROSPECT_STATUSES,
+  THREAD_STATUSES,
 } from '../../src/domain/enums.js';
 import { SMALL } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
@@ -37,15 +44,24 @@ import { startTestServer, type TestServer } from '../helpers/harness.js';
 const clone = <T>(value: T): T => structuredClone(value);
 const NOW = '2026-03-10T12:00:00.000Z';
 
-const all = <T = Record<string, any>>(store: Store, sql: string, ...params: unknown[]) => store.sqlite.prepare(sql).all(...params) as T[];
+const all = <T = Record<string, any>>(store: Store, sql: string, ...params: unknown[]) =>
+  store.sqlite.prepare(sql).all(...params) as T[];
 const countOf = (store: Store, table: string, where: Record<string, unknown>, extra = '') => {
   const entries = Object.entries(where).filter(([, v]) => v !== undefined);
   const clause = [...entries.map(([c]) => `${c} = ?`), ...(extra ? [extra] : [])].join(' AND ') || '1';
-  return (store.sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${clause}`).get(...entries.map(([, v]) => v)) as { n: number }).n;
+  return (
+    store.sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${clause}`).get(...entries.map(([, v]) => v)) as {
+      n: number;
+    }
+  ).n;
 };
-const schemaVersion = (store: Store) => (store.sqlite.prepare('PRAGMA schema_version').get() as { schema_version: number }).schema_version;
+const schemaVersion = (store: Store) =>
+  (store.sqlite.prepare('PRAGMA schema_version').get() as { schema_version: number }).schema_version;
 const countTriggers = (store: Store) =>
-  all<{ name: string }>(store, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_count\\_%' ESCAPE '\\' ORDER BY name").map((r) => r.name);
+  all<{ name: string }>(
+    store,
+    "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_count\\_%' ESCAPE '\\' ORDER BY name",
+  ).map((r) => r.name);
 
 /**
  * The non-zero counters the rows of `store` call for, computed here from the key formats of
@@ -53,23 +69,32 @@ const countTriggers = (store: Store) =>
  */
 function expectedCounters(store: Store): Map<string, number> {
   const out = new Map<string, number>();
-  const bump = (tbl: string, scope: string, key: string) => out.set(`${tbl}|${scope}|${key}`, (out.get(`${tbl}|${scope}|${key}`) ?? 0) + 1);
+  const bump = (tbl: string, scope: string, key: string) =>
+    out.set(`${tbl}|${scope}|${key}`, (out.get(`${tbl}|${scope}|${key}`) ?? 0) + 1);
   for (const tbl of ['backlinks', 'prospects'] as const) {
     for (const r of all(store, `SELECT project_id, site_id, status FROM ${tbl}`)) {
       bump(tbl, r.project_id, `project:${r.status}`);
       bump(tbl, r.site_id, `site:${r.status}`);
     }
   }
-  for (const tbl of ['drafts', 'threads'] as const) for (const r of all(store, `SELECT site_id, status FROM ${tbl}`)) bump(tbl, r.site_id, `site:${r.status}`);
-  for (const r of all(store, 'SELECT backlink_id FROM backlink_checks')) bump('backlink_checks', r.backlink_id, 'backlink');
+  for (const tbl of ['drafts', 'threads'] as const)
+    for (const r of all(store, `SELECT site_id, status FROM ${tbl}`)) bump(tbl, r.site_id, `site:${r.status}`);
+  for (const r of all(store, 'SELECT backlink_id FROM backlink_checks'))
+    bump('backlink_checks', r.backlink_id, 'backlink');
   for (const r of all(store, 'SELECT prospect_id FROM contacts')) bump('contacts', r.prospect_id, 'prospect');
   for (const r of all(store, 'SELECT site_id FROM keywords')) bump('keywords', r.site_id, 'site');
-  for (const r of all(store, 'SELECT project_id FROM blocked_domains')) bump('blocked_domains', r.project_id, 'project');
+  for (const r of all(store, 'SELECT project_id FROM blocked_domains'))
+    bump('blocked_domains', r.project_id, 'project');
   for (const r of all(store, 'SELECT site_id FROM discovery_jobs')) bump('discovery_jobs', r.site_id, 'site');
-  for (const r of all(store, 'SELECT job_id, started_at FROM discovery_queries')) bump('discovery_queries', r.job_id, `job:${r.started_at === null ? 0 : 1}`);
-  for (const r of all(store, 'SELECT thread_id, sent_at FROM thread_messages')) bump('thread_messages', r.thread_id, `thread:${r.sent_at === null ? 0 : 1}`);
+  for (const r of all(store, 'SELECT job_id, started_at FROM discovery_queries'))
+    bump('discovery_queries', r.job_id, `job:${r.started_at === null ? 0 : 1}`);
+  for (const r of all(store, 'SELECT thread_id, sent_at FROM thread_messages'))
+    bump('thread_messages', r.thread_id, `thread:${r.sent_at === null ? 0 : 1}`);
   for (const r of all(store, 'SELECT project_id, site_id, dismissed, tier, stage, lead_type, platform FROM leads')) {
-    for (const [kind, scope] of [['project', r.project_id], ['site', r.site_id]] as const) {
+    for (const [kind, scope] of [
+      ['project', r.project_id],
+      ['site', r.site_id],
+    ] as const) {
       bump('leads', scope, `${kind}:${r.dismissed}:${r.tier}:${r.stage}:${r.lead_type}`);
       bump('leads', scope, `${kind}:${r.dismissed}:${r.tier}:${r.stage}:${r.lead_type}:platform=${r.platform}`);
     }
@@ -80,21 +105,31 @@ function expectedCounters(store: Store): Map<string, number> {
 /** `row_counts` is exactly what the rows call for: no missing, extra, drifted or negative counter. */
 function assertCountersMatchRows(store: Store): void {
   const actual = new Map(
-    all<{ tbl: string; scope: string; key: string; n: number }>(store, 'SELECT tbl, scope, key, n FROM row_counts WHERE n <> 0').map((r) => [
-      `${r.tbl}|${r.scope}|${r.key}`,
-      r.n,
-    ]),
+    all<{ tbl: string; scope: string; key: string; n: number }>(
+      store,
+      'SELECT tbl, scope, key, n FROM row_counts WHERE n <> 0',
+    ).map((r) => [`${r.tbl}|${r.scope}|${r.key}`, r.n]),
   );
   const sorted = (m: Map<string, number>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1));
   assert.deepEqual(sorted(actual), sorted(expectedCounters(store)));
   assert.deepEqual(
-    all(store, 'SELECT DISTINCT tbl FROM row_counts').filter((r) => !(COUNTED_TABLES as readonly string[]).includes(r.tbl)),
+    all(store, 'SELECT DISTINCT tbl FROM row_counts').filter(
+      (r) => !(COUNTED_TABLES as readonly string[]).includes(r.tbl),
+    ),
     [],
     'counters of a table that is not counted',
   );
 }
 
-type LeadRowLite = { project_id: string; site_id: string; dismissed: number; tier: string; stage: string; lead_type: string; platform: string };
+type LeadRowLite = {
+  project_id: string;
+  site_id: string;
+  dismissed: number;
+  tier: string;
+  stage: string;
+  lead_type: string;
+  platform: string;
+};
 
 /** The leads a filter admits, counted here from the rows: decisions.md §6 for the views. */
 function leadCount(leads: readonly LeadRowLite[], f: LeadFilter): number {
@@ -125,22 +160,40 @@ const maybe = <T>(values: readonly T[]) => [undefined, ...values];
  */
 async function assertTotalsExact(store: Store, { leadMatrix = false } = {}): Promise<void> {
   assertCountersMatchRows(store);
-  const leads = all<LeadRowLite>(store, 'SELECT project_id, site_id, dismissed, tier, stage, lead_type, platform FROM leads');
+  const leads = all<LeadRowLite>(
+    store,
+    'SELECT project_id, site_id, dismissed, tier, stage, lead_type, platform FROM leads',
+  );
   const db: Kysely<Database> = store.db;
   const projects = all<{ id: string }>(store, 'SELECT id FROM projects').map((r) => r.id);
-  const platforms = [...all<{ platform: string }>(store, 'SELECT DISTINCT platform FROM leads').map((r) => r.platform), 'nowhere'];
+  const platforms = [
+    ...all<{ platform: string }>(store, 'SELECT DISTINCT platform FROM leads').map((r) => r.platform),
+    'nowhere',
+  ];
   for (const projectId of projects) {
     const sites = all<{ id: string }>(store, 'SELECT id FROM sites WHERE project_id = ?', projectId).map((r) => r.id);
-    assert.equal((await listBlockedDomains(db, projectId, 1, 0)).total, countOf(store, 'blocked_domains', { project_id: projectId }), `blocked domains of ${projectId}`);
+    assert.equal(
+      (await listBlockedDomains(db, projectId, 1, 0)).total,
+      countOf(store, 'blocked_domains', { project_id: projectId }),
+      `blocked domains of ${projectId}`,
+    );
     for (const siteId of maybe(sites)) {
       const scope = siteId !== undefined ? { site_id: siteId } : { project_id: projectId };
       for (const status of maybe(BACKLINK_STATUSES)) {
         const { total } = await listBacklinks(db, { projectId, siteId, status }, 1, 0);
-        assert.equal(total, countOf(store, 'backlinks', { ...scope, status }), `backlinks ${projectId} ${siteId} ${status}`);
+        assert.equal(
+          total,
+          countOf(store, 'backlinks', { ...scope, status }),
+          `backlinks ${projectId} ${siteId} ${status}`,
+        );
       }
       for (const status of maybe(PROSPECT_STATUSES)) {
         const { total } = await listProspects(db, { projectId, siteId, status }, 1, 0);
-        assert.equal(total, countOf(store, 'prospects', { ...scope, status }), `prospects ${projectId} ${siteId} ${status}`);
+        assert.equal(
+          total,
+          countOf(store, 'prospects', { ...scope, status }),
+          `prospects ${projectId} ${siteId} ${status}`,
+        );
       }
       for (const view of LEAD_VIEWS) {
         for (const tier of maybe(LEAD_TIERS)) {
@@ -148,7 +201,11 @@ async function assertTotalsExact(store: Store, { leadMatrix = false } = {}): Pro
             for (const leadType of maybe(LEAD_TYPES)) {
               for (const platform of maybe(platforms)) {
                 // With a platform, one value of stage and of leadType stands for all (same keys, one more segment).
-                if (platform !== undefined && ((stage ?? 'to_qualify') !== 'to_qualify' || (leadType ?? 'other') !== 'other')) continue;
+                if (
+                  platform !== undefined &&
+                  ((stage ?? 'to_qualify') !== 'to_qualify' || (leadType ?? 'other') !== 'other')
+                )
+                  continue;
                 const filters = [tier, stage, leadType, platform].filter((v) => v !== undefined).length;
                 if (!leadMatrix && filters > 1) continue;
                 const filter: LeadFilter = { projectId, siteId, view, tier, stage, leadType, platform };
@@ -162,65 +219,153 @@ async function assertTotalsExact(store: Store, { leadMatrix = false } = {}): Pro
     }
     for (const siteId of sites) {
       for (const status of maybe(DRAFT_STATUSES)) {
-        assert.equal((await listDrafts(db, { siteId, status }, 1, 0)).total, countOf(store, 'drafts', { site_id: siteId, status }), `drafts ${siteId} ${status}`);
+        assert.equal(
+          (await listDrafts(db, { siteId, status }, 1, 0)).total,
+          countOf(store, 'drafts', { site_id: siteId, status }),
+          `drafts ${siteId} ${status}`,
+        );
       }
-      assert.equal((await listThreads(db, siteId, 1, 0)).total, countOf(store, 'threads', { site_id: siteId }), `threads ${siteId}`);
-      assert.equal((await listKeywords(db, siteId, 1, 0)).total, countOf(store, 'keywords', { site_id: siteId }), `keywords ${siteId}`);
-      assert.equal((await listDiscoveryJobs(db, siteId, 1, 0)).total, countOf(store, 'discovery_jobs', { site_id: siteId }), `jobs ${siteId}`);
+      assert.equal(
+        (await listThreads(db, siteId, 1, 0)).total,
+        countOf(store, 'threads', { site_id: siteId }),
+        `threads ${siteId}`,
+      );
+      assert.equal(
+        (await listKeywords(db, siteId, 1, 0)).total,
+        countOf(store, 'keywords', { site_id: siteId }),
+        `keywords ${siteId}`,
+      );
+      assert.equal(
+        (await listDiscoveryJobs(db, siteId, 1, 0)).total,
+        countOf(store, 'discovery_jobs', { site_id: siteId }),
+        `jobs ${siteId}`,
+      );
       const pipeline = await getPipeline(db, siteId);
-      for (const [table, statuses] of [['prospects', PROSPECT_STATUSES], ['drafts', DRAFT_STATUSES], ['threads', THREAD_STATUSES], ['backlinks', BACKLINK_STATUSES]] as const) {
-        const expected = Object.fromEntries(statuses.map((s) => [s, countOf(store, table, { site_id: siteId, status: s })]));
+      for (const [table, statuses] of [
+        ['prospects', PROSPECT_STATUSES],
+        ['drafts', DRAFT_STATUSES],
+        ['threads', THREAD_STATUSES],
+        ['backlinks', BACKLINK_STATUSES],
+      ] as const) {
+        const expected = Object.fromEntries(
+          statuses.map((s) => [s, countOf(store, table, { site_id: siteId, status: s })]),
+        );
         assert.deepEqual(pipeline[table], expected, `pipeline ${siteId} ${table}`);
       }
     }
   }
   for (const { id } of all<{ id: string }>(store, 'SELECT id FROM backlinks')) {
-    assert.equal((await listBacklinkChecks(db, id, 1, 0)).total, countOf(store, 'backlink_checks', { backlink_id: id }), `checks of ${id}`);
+    assert.equal(
+      (await listBacklinkChecks(db, id, 1, 0)).total,
+      countOf(store, 'backlink_checks', { backlink_id: id }),
+      `checks of ${id}`,
+    );
   }
   for (const { id } of all<{ id: string }>(store, 'SELECT id FROM prospects')) {
-    assert.equal((await listProspectContacts(db, id, 1, 0)).total, countOf(store, 'contacts', { prospect_id: id }), `contacts of ${id}`);
+    assert.equal(
+      (await listProspectContacts(db, id, 1, 0)).total,
+      countOf(store, 'contacts', { prospect_id: id }),
+      `contacts of ${id}`,
+    );
   }
   // Two-part lists: the whole list in one page is every row, each once, started/sent ones first.
   for (const { id } of all<{ id: string }>(store, 'SELECT id FROM threads')) {
     const { items, total } = await listThreadMessages(db, id, 100, 0);
     assert.equal(total, countOf(store, 'thread_messages', { thread_id: id }), `messages of ${id}`);
-    assert.deepEqual(items.map((m) => m.id).sort(), all<{ id: string }>(store, 'SELECT id FROM thread_messages WHERE thread_id = ?', id).map((r) => r.id).sort());
+    assert.deepEqual(
+      items.map((m) => m.id).sort(),
+      all<{ id: string }>(store, 'SELECT id FROM thread_messages WHERE thread_id = ?', id)
+        .map((r) => r.id)
+        .sort(),
+    );
     const firstUnsent = items.findIndex((m) => m.sentAt === null);
-    assert.equal(firstUnsent === -1 ? items.length : firstUnsent, countOf(store, 'thread_messages', { thread_id: id }, 'sent_at IS NOT NULL'), `sent messages of ${id}`);
+    assert.equal(
+      firstUnsent === -1 ? items.length : firstUnsent,
+      countOf(store, 'thread_messages', { thread_id: id }, 'sent_at IS NOT NULL'),
+      `sent messages of ${id}`,
+    );
   }
   for (const { id } of all<{ id: string }>(store, 'SELECT id FROM discovery_jobs')) {
     const { items, total } = await listDiscoveryQueries(db, id, 100, 0);
     assert.equal(total, countOf(store, 'discovery_queries', { job_id: id }), `queries of ${id}`);
     assert.equal(items.length, total);
     const firstPending = items.findIndex((q) => q.startedAt === null);
-    assert.equal(firstPending === -1 ? items.length : firstPending, countOf(store, 'discovery_queries', { job_id: id }, 'started_at IS NOT NULL'), `started queries of ${id}`);
+    assert.equal(
+      firstPending === -1 ? items.length : firstPending,
+      countOf(store, 'discovery_queries', { job_id: id }, 'started_at IS NOT NULL'),
+      `started queries of ${id}`,
+    );
   }
 }
 
 /** A backlink of the import format. */
 const backlink = (id: string, siteId: string, status: string, checks = 0) => ({
-  id, siteId, source: 'outreach', acquisitionOrigin: 'unknown', sourceUrl: `https://${id}.example.org/post`, targetUrl: 'https://blog.acme.test/',
-  category: 'guest_post', status, observedAnchor: null, lastCheckedAt: null, createdAt: NOW, updatedAt: NOW,
-  checks: Array.from({ length: checks }, (_, k) => ({ id: `${id}_chk${k}`, status, httpStatus: 200, targetFound: true, hasError: k === 0, checkedAt: NOW })),
+  id,
+  siteId,
+  source: 'outreach',
+  acquisitionOrigin: 'unknown',
+  sourceUrl: `https://${id}.example.org/post`,
+  targetUrl: 'https://blog.acme.test/',
+  category: 'guest_post',
+  status,
+  observedAnchor: null,
+  lastCheckedAt: null,
+  createdAt: NOW,
+  updatedAt: NOW,
+  checks: Array.from({ length: checks }, (_, k) => ({
+    id: `${id}_chk${k}`,
+    status,
+    httpStatus: 200,
+    targetFound: true,
+    hasError: k === 0,
+    checkedAt: NOW,
+  })),
 });
 const lead = (id: string, siteId: string, i: number) => ({
-  id, siteId, platform: ['reddit', 'x', 'forum'][i % 3], kind: 'post', title: `Lead ${id}`, body: 'Looking for boots', authorHandle: `u_${id}`,
-  score: i % 100, tier: LEAD_TIERS[i % 3], leadType: LEAD_TYPES[i % 4], stage: LEAD_STAGES[(i >> 1) % 4], dismissed: i % 5 === 0, redacted: false,
-  postedAt: NOW, firstSeenAt: NOW,
+  id,
+  siteId,
+  platform: ['reddit', 'x', 'forum'][i % 3],
+  kind: 'post',
+  title: `Lead ${id}`,
+  body: 'Looking for boots',
+  authorHandle: `u_${id}`,
+  score: i % 100,
+  tier: LEAD_TIERS[i % 3],
+  leadType: LEAD_TYPES[i % 4],
+  stage: LEAD_STAGES[(i >> 1) % 4],
+  dismissed: i % 5 === 0,
+  redacted: false,
+  postedAt: NOW,
+  firstSeenAt: NOW,
 });
-const prospect = (id: string, siteId: string, status: string) => ({ id, siteId, status, url: `https://${id}.example.org/`, domain: `${id}.example.org`, title: `Prospect ${id}`, createdAt: NOW, updatedAt: NOW });
+const prospect = (id: string, siteId: string, status: string) => ({
+  id,
+  siteId,
+  status,
+  url: `https://${id}.example.org/`,
+  domain: `${id}.example.org`,
+  title: `Prospect ${id}`,
+  createdAt: NOW,
+  updatedAt: NOW,
+});
 
 describe('row counters stay exact', () => {
   let t: TestServer;
   let token: string;
   before(async () => {
-    t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0, 'outbox.pollIntervalMs': 3_600_000 } });
+    t = await startTestServer({
+      fixture: 'small',
+      config: { 'limits.requestsPerMinute': 0, 'outbox.pollIntervalMs': 3_600_000 },
+    });
     token = t.mintToken('acct_a');
   });
   after(() => t.close());
 
   it('has a trigger of each kind on every counted table', () => {
-    assert.deepEqual(countTriggers(t.store), COUNTED_TABLES.flatMap((tbl) => ['delete', 'insert', 'update'].map((k) => `${tbl}_count_${k}`)).sort());
+    assert.deepEqual(
+      countTriggers(t.store),
+      COUNTED_TABLES.flatMap((tbl) => ['delete', 'insert', 'update'].map((k) => `${tbl}_count_${k}`)).sort(),
+    );
   });
 
   it('after the first import (counters rebuilt at the end of its transaction)', async () => {
@@ -233,14 +378,26 @@ describe('row counters stay exact', () => {
     const byId = (collection: string, id: string) => doc[collection]!.find((r) => r.id === id)!;
     Object.assign(byId('backlinks', 'bl_a1_1'), { status: 'lost', siteId: 'site_a2' });
     Object.assign(byId('backlinks', 'bl_a2_1'), { siteId: 'site_a3' }); // to project prj_a2
-    byId('backlinks', 'bl_a1_2').checks = [1, 2, 3].map((k) => ({ id: `chk_re_${k}`, status: 'error', httpStatus: 500, hasError: true, checkedAt: NOW }));
+    byId('backlinks', 'bl_a1_2').checks = [1, 2, 3].map((k) => ({
+      id: `chk_re_${k}`,
+      status: 'error',
+      httpStatus: 500,
+      hasError: true,
+      checkedAt: NOW,
+    }));
     byId('backlinks', 'bl_a1_4').checks = [];
     Object.assign(byId('prospects', 'prs_a1_2'), { status: 'proposed' });
     Object.assign(byId('leads', 'ld_a1_1'), { tier: 'explore', dismissed: true, platform: 'hackernews' });
     Object.assign(byId('leads', 'ld_a1_5'), { stage: 'closed', leadType: 'competitor', siteId: 'site_a2' });
     Object.assign(byId('drafts', 'drf_a1_1'), { status: 'approved' });
     Object.assign(byId('threads', 'thr_a1_1'), { status: 'closed' });
-    byId('threads', 'thr_a1_1').messages.push({ id: 'tm_re_queued', direction: 'outbound', status: 'queued', body: 'Queued again', sentAt: null });
+    byId('threads', 'thr_a1_1').messages.push({
+      id: 'tm_re_queued',
+      direction: 'outbound',
+      status: 'queued',
+      body: 'Queued again',
+      sentAt: null,
+    });
     byId('discoveryJobs', 'job_a1_1').queries = [
       { id: 'dq_re_1', query: 'boots', status: 'completed', startedAt: NOW },
       { id: 'dq_re_2', query: 'tents', status: 'pending', startedAt: null },
@@ -251,16 +408,24 @@ describe('row counters stay exact', () => {
     Object.assign(byId('blockedDomains', 'bd_a1_2'), { projectId: 'prj_a2' });
     const version = schemaVersion(t.store);
     importDocument(t.store, doc, { nowIso: NOW });
-    assert.notEqual(schemaVersion(t.store), version, 'a whole-fixture import is a bulk load: triggers dropped and recreated');
+    assert.notEqual(
+      schemaVersion(t.store),
+      version,
+      'a whole-fixture import is a bulk load: triggers dropped and recreated',
+    );
     assert.equal(countTriggers(t.store).length, COUNTED_TABLES.length * 3);
     await assertTotalsExact(t.store);
   });
 
   it('after a small import into larger tables (counted row by row by the triggers)', async () => {
     const bulk = {
-      backlinks: Array.from({ length: 40 }, (_, i) => backlink(`bl_bulk_${i}`, i % 2 ? 'site_a1' : 'site_a2', BACKLINK_STATUSES[i % 7]!, 1 + (i % 3))),
+      backlinks: Array.from({ length: 40 }, (_, i) =>
+        backlink(`bl_bulk_${i}`, i % 2 ? 'site_a1' : 'site_a2', BACKLINK_STATUSES[i % 7]!, 1 + (i % 3)),
+      ),
       leads: Array.from({ length: 40 }, (_, i) => lead(`ld_bulk_${i}`, i % 2 ? 'site_a1' : 'site_a2', i)),
-      prospects: Array.from({ length: 40 }, (_, i) => prospect(`prs_bulk_${i}`, i % 2 ? 'site_a1' : 'site_a2', PROSPECT_STATUSES[i % 3]!)),
+      prospects: Array.from({ length: 40 }, (_, i) =>
+        prospect(`prs_bulk_${i}`, i % 2 ? 'site_a1' : 'site_a2', PROSPECT_STATUSES[i % 3]!),
+      ),
     };
     importDocument(t.store, bulk, { nowIso: NOW });
     await assertTotalsExact(t.store, { leadMatrix: true });
@@ -282,7 +447,12 @@ describe('row counters stay exact', () => {
   it('after a refused import: the triggers are back and nothing changed', async () => {
     const before = all(t.store, 'SELECT * FROM row_counts ORDER BY tbl, scope, key');
     const version = schemaVersion(t.store);
-    const doc = { backlinks: [...Array.from({ length: 60 }, (_, i) => backlink(`bl_refused_${i}`, 'site_a1', 'live', 1)), backlink('bl_bad', 'site_a1', 'nonsense')] };
+    const doc = {
+      backlinks: [
+        ...Array.from({ length: 60 }, (_, i) => backlink(`bl_refused_${i}`, 'site_a1', 'live', 1)),
+        backlink('bl_bad', 'site_a1', 'nonsense'),
+      ],
+    };
     assert.throws(() => importDocument(t.store, doc, { nowIso: NOW }), ImportError);
     assert.equal(schemaVersion(t.store), version);
     assert.equal(countTriggers(t.store).length, COUNTED_TABLES.length * 3);
@@ -295,10 +465,16 @@ describe('row counters stay exact', () => {
       INSERT INTO prospects (id, site_id, project_id, status, url, domain, title, contact_paths, created_at, updated_at) VALUES
         ('prs_api_new', 'site_a1', 'prj_a1', 'proposed', 'https://fresh.example/', 'fresh.example', 'Fresh', '[{"email":"editor@fresh.example","label":"Editor"}]', '${NOW}', '${NOW}'),
         ('prs_api_queued', 'site_a1', 'prj_a1', 'proposed', 'https://blog.queued.test/', 'blog.queued.test', 'Later', '[{"url":"mailto:later@blog.queued.test"}]', '${NOW}', '${NOW}');`);
-    const created = await t.request('POST', '/projects/prj_a1/prospects/prs_api_new/contact-discovery', { token, body: { idempotencyKey: 'rc-discovery-1' } });
+    const created = await t.request('POST', '/projects/prj_a1/prospects/prs_api_new/contact-discovery', {
+      token,
+      body: { idempotencyKey: 'rc-discovery-1' },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     assert.equal(created.body.data.outcome, 'created');
-    const queued = await t.request('POST', '/projects/prj_a1/prospects/prs_api_queued/contact-discovery', { token, body: { idempotencyKey: 'rc-discovery-2' } });
+    const queued = await t.request('POST', '/projects/prj_a1/prospects/prs_api_queued/contact-discovery', {
+      token,
+      body: { idempotencyKey: 'rc-discovery-2' },
+    });
     assert.equal(queued.status, 202, JSON.stringify(queued.body));
     await assertTotalsExact(t.store);
     await t.server.workers.discovery.drain();
@@ -325,7 +501,10 @@ describe('row counters stay exact', () => {
       body: { instruction: 'Shorter, please' },
     });
     assert.equal(regenerated.status, 200, JSON.stringify(regenerated.body));
-    const verified = await t.request('POST', '/projects/prj_a1/sites/site_a1/contacts/ct_a1_1/verify', { token, body: { idempotencyKey: 'rc-verify-1' } });
+    const verified = await t.request('POST', '/projects/prj_a1/sites/site_a1/contacts/ct_a1_1/verify', {
+      token,
+      body: { idempotencyKey: 'rc-verify-1' },
+    });
     assert.equal(verified.status, 200, JSON.stringify(verified.body));
     await assertTotalsExact(t.store);
   });
@@ -381,28 +560,46 @@ describe('the migration backfills the counters of a store that already holds dat
   it("is the one definition of a recount: a bulk import runs the migration's own backfill statements", () => {
     const migration = loadMigrations().find((m) => m.version === 3)!.sql;
     const backfill = migration.slice(0, migration.indexOf('CREATE TRIGGER')).match(/INSERT INTO row_counts[^;]+;/g)!;
-    const recount = Object.values(backfillStatements()).join('\n').match(/INSERT INTO row_counts[^;]+;/g)!;
+    const recount = Object.values(backfillStatements())
+      .join('\n')
+      .match(/INSERT INTO row_counts[^;]+;/g)!;
     assert.deepEqual(Object.keys(backfillStatements()).sort(), [...COUNTED_TABLES].sort());
     assert.deepEqual([...recount].sort(), [...backfill].sort());
   });
 
-
   it('counts every row present when it runs', async () => {
     // A store at version 2 with data: the tables of a fully imported store copied in, then upgraded.
     const source = await startTestServer({ fixture: 'small' });
-    importDocument(source.store, { backlinks: Array.from({ length: 30 }, (_, i) => backlink(`bl_old_${i}`, 'site_a1', BACKLINK_STATUSES[i % 7]!, i % 3)) }, { nowIso: NOW });
+    importDocument(
+      source.store,
+      {
+        backlinks: Array.from({ length: 30 }, (_, i) =>
+          backlink(`bl_old_${i}`, 'site_a1', BACKLINK_STATUSES[i % 7]!, i % 3),
+        ),
+      },
+      { nowIso: NOW },
+    );
     const store = await openStore(':memory:');
     try {
       const migrations = loadMigrations();
-      migrate(store, migrations.filter((m) => m.version <= 2));
+      migrate(
+        store,
+        migrations.filter((m) => m.version <= 2),
+      );
       store.sqlite.exec('PRAGMA foreign_keys = OFF');
       store.sqlite.exec(`ATTACH DATABASE '${source.store.path}' AS src`);
-      const tables = all<{ name: string }>(store, "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'");
+      const tables = all<{ name: string }>(
+        store,
+        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'",
+      );
       for (const { name } of tables) store.sqlite.exec(`INSERT INTO main.${name} SELECT * FROM src.${name}`);
       store.sqlite.exec('DETACH DATABASE src');
       store.sqlite.exec('PRAGMA foreign_keys = ON');
       assert.ok(countOf(store, 'backlinks', {}) > 30);
-      assert.deepEqual(migrate(store, migrations), migrations.filter((m) => m.version > 2).map((m) => m.version));
+      assert.deepEqual(
+        migrate(store, migrations),
+        migrations.filter((m) => m.version > 2).map((m) => m.version),
+      );
       await assertTotalsExact(store);
     } finally {
       await store.close();

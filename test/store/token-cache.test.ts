@@ -17,7 +17,9 @@ import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const run = promisify(execFile);
 const BIN = new URL('../../bin/outreach-api.js', import.meta.url).pathname;
-const ACCOUNT = { accounts: [{ id: 'acct_c', email: 'c@example.test', name: 'C', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }] };
+const ACCOUNT = {
+  accounts: [{ id: 'acct_c', email: 'c@example.test', name: 'C', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }],
+};
 
 /** Counts the executions of statements prepared on `store` whose SQL matches `pattern`. */
 function countExecutions(store: Store, pattern: RegExp): { n: number } {
@@ -47,7 +49,11 @@ describe('the token cache', () => {
   it('looks a token up once while the data is unchanged, and again after any change', () => {
     const lookups = countExecutions(t.store, /WHERE t\.token_hash = \?/);
     const find = cachedTokenLookup(t.store);
-    const { row, token } = createToken(t.store, { accountId: 'acct_c', name: 'cached', scopes: ['projects:read'], expiresAt: null }, isoAt(t.clock.now()));
+    const { row, token } = createToken(
+      t.store,
+      { accountId: 'acct_c', name: 'cached', scopes: ['projects:read'], expiresAt: null },
+      isoAt(t.clock.now()),
+    );
     const hash = hashToken(token);
     assert.equal(find(hash)?.tokenId, row.id);
     assert.equal(find(hash)?.tokenId, row.id);
@@ -76,7 +82,11 @@ describe('the token cache', () => {
     const me = await t.get('/me', token);
     assert.equal(me.status, 200);
     assert.equal((await t.get('/me', token)).status, 200);
-    const revoked = await run(process.execPath, [BIN, '--db', t.store.path, 'tokens', 'revoke', me.body.data.token.id], { cwd: join(BIN, '../..') });
+    const revoked = await run(
+      process.execPath,
+      [BIN, '--db', t.store.path, 'tokens', 'revoke', me.body.data.token.id],
+      { cwd: join(BIN, '../..') },
+    );
     assert.match(revoked.stdout, /revoked/);
     assert.equal((await t.get('/me', token)).status, 401);
   });

@@ -9,11 +9,23 @@ import { after, before, describe, it } from 'node:test';
 import { ALL_SCOPES, type TestServer } from '../helpers/harness.js';
 import { chars, gate, row, sendJson, startHttp, startWriteServer, type TestHttp } from './helpers.js';
 
-const discover = (t: TestServer, token: string, prospectId: string, idempotencyKey: string, group = 'projects/prj_a1') =>
-  t.request('POST', `/${group}/prospects/${prospectId}/contact-discovery`, { token, body: { idempotencyKey } });
-const verify = (t: TestServer, token: string, contactId: string, idempotencyKey: string, site = 'site_a1', group = 'projects/prj_a1') =>
-  t.request('POST', `/${group}/sites/${site}/contacts/${contactId}/verify`, { token, body: { idempotencyKey } });
-const count = (t: TestServer, sql: string, ...params: unknown[]) => row<{ n: number }>(t, `SELECT COUNT(*) AS n FROM (${sql})`, ...params).n;
+const discover = (
+  t: TestServer,
+  token: string,
+  prospectId: string,
+  idempotencyKey: string,
+  group = 'projects/prj_a1',
+) => t.request('POST', `/${group}/prospects/${prospectId}/contact-discovery`, { token, body: { idempotencyKey } });
+const verify = (
+  t: TestServer,
+  token: string,
+  contactId: string,
+  idempotencyKey: string,
+  site = 'site_a1',
+  group = 'projects/prj_a1',
+) => t.request('POST', `/${group}/sites/${site}/contacts/${contactId}/verify`, { token, body: { idempotencyKey } });
+const count = (t: TestServer, sql: string, ...params: unknown[]) =>
+  row<{ n: number }>(t, `SELECT COUNT(*) AS n FROM (${sql})`, ...params).n;
 
 describe('contact discovery', () => {
   let t: TestServer;
@@ -62,7 +74,13 @@ describe('contact discovery', () => {
   it('keys are per account: another account may use the same key', async () => {
     t.store.sqlite.prepare("UPDATE accounts SET plan = 'lifetime' WHERE id = 'acct_b'").run();
     try {
-      const res = await discover(t, t.mintToken('acct_b', ['contacts:write']), 'pr_b1', 'disc-key-0002', 'projects/prj_b1');
+      const res = await discover(
+        t,
+        t.mintToken('acct_b', ['contacts:write']),
+        'pr_b1',
+        'disc-key-0002',
+        'projects/prj_b1',
+      );
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('idempotent-replayed'), null);
     } finally {
@@ -126,17 +144,29 @@ describe('contact discovery', () => {
   });
 
   it('validates idempotencyKey length 8–160', async () => {
-    for (const [key, status] of [[chars(7), 422], [chars(8, 'k'), 200], [chars(160, 'm'), 200], [chars(161), 422]] as const) {
+    for (const [key, status] of [
+      [chars(7), 422],
+      [chars(8, 'k'), 200],
+      [chars(160, 'm'), 200],
+      [chars(161), 422],
+    ] as const) {
       const res = await discover(t, token, 'pr_notfound', key);
       assert.equal(res.status, status, `key of ${key.length}`);
-      if (status === 422) assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['body.idempotencyKey']);
+      if (status === 422)
+        assert.deepEqual(
+          res.body.error.details.map((d: { path: string }) => d.path),
+          ['body.idempotencyKey'],
+        );
     }
     const missing = await t.request('POST', '/projects/prj_a1/prospects/pr_a1/contact-discovery', { token, body: {} });
     assert.equal(missing.status, 422);
   });
 
   it('requires contacts:write', async () => {
-    const other = t.mintToken('acct_a', ALL_SCOPES.filter((s) => s !== 'contacts:write'));
+    const other = t.mintToken(
+      'acct_a',
+      ALL_SCOPES.filter((s) => s !== 'contacts:write'),
+    );
     const res = await discover(t, other, 'pr_a1', 'disc-key-0008');
     assert.equal(res.status, 403);
     assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
@@ -154,7 +184,13 @@ describe('verify contact (builtin verifier)', () => {
 
   it('sets the status of each magic domain and lastVerifiedAt', async () => {
     const now = new Date(t.clock.now()).toISOString();
-    const expected = { con_a1: 'valid', con_invalid: 'invalid', con_risky: 'risky', con_unknown: 'unknown', con_disposable: 'risky' };
+    const expected = {
+      con_a1: 'valid',
+      con_invalid: 'invalid',
+      con_risky: 'risky',
+      con_unknown: 'unknown',
+      con_disposable: 'risky',
+    };
     for (const [id, status] of Object.entries(expected)) {
       const res = await verify(t, token, id, `verify-${id}`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -186,7 +222,13 @@ describe('verify contact (http verifier)', () => {
       sendJson(res, answer.status, answer.body);
     });
     process.env.OUTREACH_TEST_VERIFIER_KEY = 'vk-local'; // the http verifier needs its key variable set
-    t = await startWriteServer({ config: { 'providers.verifier': 'http', 'verifier.httpUrl': `${service.url}/verify`, 'verifier.httpApiKeyEnv': 'OUTREACH_TEST_VERIFIER_KEY' } });
+    t = await startWriteServer({
+      config: {
+        'providers.verifier': 'http',
+        'verifier.httpUrl': `${service.url}/verify`,
+        'verifier.httpApiKeyEnv': 'OUTREACH_TEST_VERIFIER_KEY',
+      },
+    });
     token = t.mintToken('acct_a', ['contacts:write']);
   });
   after(async () => {
@@ -195,7 +237,12 @@ describe('verify contact (http verifier)', () => {
   });
 
   it('POSTs the address as JSON and maps the service words', async () => {
-    for (const [word, status] of [['deliverable', 'valid'], ['undeliverable', 'invalid'], ['catch-all', 'risky'], ['timeout', 'unknown']]) {
+    for (const [word, status] of [
+      ['deliverable', 'valid'],
+      ['undeliverable', 'invalid'],
+      ['catch-all', 'risky'],
+      ['timeout', 'unknown'],
+    ]) {
       answer = { status: 200, body: { data: { result: word } } };
       const res = await verify(t, token, 'con_a1', `http-verify-${word}`);
       assert.equal(res.status, 200);
@@ -210,7 +257,8 @@ describe('verify contact (http verifier)', () => {
     answer = { status: 200, body: { status: 'valid' } };
     hold = gate();
     const first = verify(t, token, 'con_risky', 'in-flight-key-1');
-    while (!service.requests.some((r) => r.body.includes('carl@risky.test'))) await new Promise((r) => setTimeout(r, 5));
+    while (!service.requests.some((r) => r.body.includes('carl@risky.test')))
+      await new Promise((r) => setTimeout(r, 5));
     const second = await verify(t, token, 'con_risky', 'in-flight-key-1');
     assert.equal(second.status, 409);
     assert.equal(second.body.error.code, 'IDEMPOTENCY_CONFLICT');
@@ -230,7 +278,10 @@ describe('verify contact (http verifier)', () => {
     assert.equal(failed.status, 500);
     assert.equal(failed.body.error.code, 'INTERNAL_ERROR');
     assert.equal(row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'release-key-1'").n, 0);
-    assert.equal(row(t, "SELECT verification_status FROM contacts WHERE id = 'con_unknown'").verification_status, 'unverified');
+    assert.equal(
+      row(t, "SELECT verification_status FROM contacts WHERE id = 'con_unknown'").verification_status,
+      'unverified',
+    );
     answer = { status: 200, body: { status: 'risky' } };
     const retried = await verify(t, token, 'con_unknown', 'release-key-1');
     assert.equal(retried.status, 200);

@@ -20,11 +20,16 @@ describe('contact discovery through the crawler', () => {
         failuresLeft--;
         return void res.writeHead(503).end();
       }
-      if (req.url === '/article') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Best packs</h1><a href="/about">About</a>');
+      if (req.url === '/article')
+        return void res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end('<h1>Best packs</h1><a href="/about">About</a>');
       if (req.url === '/team') {
         return void res
           .writeHead(200, { 'content-type': 'text/html' })
-          .end('<script type="application/ld+json">{"@type":"Person","name":"Pat Writer","jobTitle":"Editor in chief","email":"pat@hikingblog.example"}</script>');
+          .end(
+            '<script type="application/ld+json">{"@type":"Person","name":"Pat Writer","jobTitle":"Editor in chief","email":"pat@hikingblog.example"}</script>',
+          );
       }
       res.writeHead(404).end();
     });
@@ -37,12 +42,17 @@ describe('contact discovery through the crawler', () => {
       .run(`${pages.url}/article`, JSON.stringify([{ label: 'Team', url: '/team' }]));
 
   it('queues, crawls, retries a 503 after the backoff, and creates the contact', async () => {
-    const t = await startWriteServer({ config: { 'providers.contactFinder': 'crawl', 'crawl.allowPrivateNetworks': true, 'outbox.backoffMs': BACKOFF } });
+    const t = await startWriteServer({
+      config: { 'providers.contactFinder': 'crawl', 'crawl.allowPrivateNetworks': true, 'outbox.backoffMs': BACKOFF },
+    });
     try {
       pointProspectAt(t);
       const token = t.mintToken('acct_a', ['contacts:write']);
       failuresLeft = 2; // both pages of the first attempt
-      const res = await t.request('POST', '/workspaces/prj_a1/prospects/pr_text/contact-discovery', { token, body: { idempotencyKey: 'crawl-key-1' } });
+      const res = await t.request('POST', '/workspaces/prj_a1/prospects/pr_text/contact-discovery', {
+        token,
+        body: { idempotencyKey: 'crawl-key-1' },
+      });
       assert.equal(res.status, 202, JSON.stringify(res.body));
       const jobId = res.body.data.job.id;
       await t.server.workers.discovery.drain();
@@ -68,12 +78,17 @@ describe('contact discovery through the crawler', () => {
   });
 
   it('refuses a loopback target when private networks are not allowed: the job fails without retrying', async () => {
-    const t = await startWriteServer({ config: { 'providers.contactFinder': 'crawl', 'crawl.allowPrivateNetworks': false } });
+    const t = await startWriteServer({
+      config: { 'providers.contactFinder': 'crawl', 'crawl.allowPrivateNetworks': false },
+    });
     try {
       pointProspectAt(t);
       const before = pages.requests.length;
       const token = t.mintToken('acct_a', ['contacts:write']);
-      const res = await t.request('POST', '/projects/prj_a1/prospects/pr_text/contact-discovery', { token, body: { idempotencyKey: 'crawl-key-2' } });
+      const res = await t.request('POST', '/projects/prj_a1/prospects/pr_text/contact-discovery', {
+        token,
+        body: { idempotencyKey: 'crawl-key-2' },
+      });
       assert.equal(res.status, 202);
       await t.server.workers.discovery.drain();
       const job = row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', res.body.data.job.id);

@@ -10,10 +10,15 @@ import type { TestServer } from '../helpers/harness.js';
 import { chars, gate, row, sendJson, startHttp, startWriteServer, type TestHttp } from './helpers.js';
 
 const DRAFT = '/projects/prj_a1/sites/site_a1/drafts/drf_a1';
-const detailPaths = (res: { body: { error: { details?: { path: string }[] } } }) => (res.body.error.details ?? []).map((d) => d.path);
+const detailPaths = (res: { body: { error: { details?: { path: string }[] } } }) =>
+  (res.body.error.details ?? []).map((d) => d.path);
 const edit = (t: TestServer, token: string, body: unknown, path = DRAFT) => t.request('PATCH', path, { token, body });
 const regenerate = (t: TestServer, token: string, key: string | undefined, body: unknown, path = DRAFT) =>
-  t.request('POST', `${path}/regenerate`, { token, body, headers: key === undefined ? {} : { 'idempotency-key': key } });
+  t.request('POST', `${path}/regenerate`, {
+    token,
+    body,
+    headers: key === undefined ? {} : { 'idempotency-key': key },
+  });
 const SUBJECT = 'A subject line';
 const BODY = 'A body that is long enough to be a message.';
 
@@ -41,12 +46,22 @@ describe('edit draft (PATCH)', () => {
     assert.equal(draft.prospect.id, 'pr_a1');
     assert.equal(draft.contact.id, 'con_a1');
     assert.equal(row(t, "SELECT subject FROM draft_messages WHERE id = 'dmsg_a1'").subject, 'New subject');
-    const twin = await edit(t, token, { subject: 'New subject', body: 'A new body for this draft message.' }, DRAFT.replace('projects', 'workspaces'));
+    const twin = await edit(
+      t,
+      token,
+      { subject: 'New subject', body: 'A new body for this draft message.' },
+      DRAFT.replace('projects', 'workspaces'),
+    );
     assert.deepEqual(twin.body, res.body);
   });
 
   it('gives a draft without a message its first one', async () => {
-    const res = await edit(t, token, { subject: SUBJECT, body: BODY }, '/projects/prj_a1/sites/site_a1/drafts/drf_nomsg');
+    const res = await edit(
+      t,
+      token,
+      { subject: SUBJECT, body: BODY },
+      '/projects/prj_a1/sites/site_a1/drafts/drf_nomsg',
+    );
     assert.equal(res.status, 200);
     assert.equal(res.body.data.message.subject, SUBJECT);
     assert.equal(row(t, "SELECT message_id FROM drafts WHERE id = 'drf_nomsg'").message_id, res.body.data.message.id);
@@ -73,9 +88,18 @@ describe('edit draft (PATCH)', () => {
   });
 
   it('answers 404 for a draft through another site or another account', async () => {
-    assert.equal((await edit(t, token, { subject: SUBJECT, body: BODY }, '/projects/prj_a1/sites/site_a2/drafts/drf_a1')).status, 404);
-    assert.equal((await edit(t, token, { subject: SUBJECT, body: BODY }, '/projects/prj_a1/sites/site_a1/drafts/drf_b1')).status, 404);
-    assert.equal((await edit(t, token, { subject: SUBJECT, body: BODY }, '/projects/prj_b1/sites/site_b1/drafts/drf_b1')).status, 404);
+    assert.equal(
+      (await edit(t, token, { subject: SUBJECT, body: BODY }, '/projects/prj_a1/sites/site_a2/drafts/drf_a1')).status,
+      404,
+    );
+    assert.equal(
+      (await edit(t, token, { subject: SUBJECT, body: BODY }, '/projects/prj_a1/sites/site_a1/drafts/drf_b1')).status,
+      404,
+    );
+    assert.equal(
+      (await edit(t, token, { subject: SUBJECT, body: BODY }, '/projects/prj_b1/sites/site_b1/drafts/drf_b1')).status,
+      404,
+    );
   });
 });
 
@@ -112,7 +136,13 @@ describe('regenerate draft (template generator)', () => {
     const reused = await regenerate(t, token, 'regen-key-0002', { instruction: 'Make it friendly' });
     assert.equal(reused.status, 422);
     assert.equal(reused.body.error.code, 'IDEMPOTENCY_KEY_REUSED');
-    const otherDraft = await regenerate(t, token, 'regen-key-0002', { instruction: 'Make it formal' }, '/projects/prj_a1/sites/site_a1/drafts/drf_nomsg');
+    const otherDraft = await regenerate(
+      t,
+      token,
+      'regen-key-0002',
+      { instruction: 'Make it formal' },
+      '/projects/prj_a1/sites/site_a1/drafts/drf_nomsg',
+    );
     assert.equal(otherDraft.body.error.code, 'IDEMPOTENCY_KEY_REUSED', 'path ids are part of the request');
   });
 
@@ -141,7 +171,7 @@ describe('regenerate draft (template generator)', () => {
     t.clock.advance(24 * 60 * 60 * 1000 - 1);
     assert.equal((await regenerate(t, token, 'regen-key-0003', { instruction: 'Second version' })).status, 422);
     t.clock.advance(1);
-    assert.equal(await t.server.workers.purge.runOnce() > 0, true);
+    assert.equal((await t.server.workers.purge.runOnce()) > 0, true);
     assert.equal(row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'regen-key-0003'").n, 0);
     const fresh = await regenerate(t, token, 'regen-key-0003', { instruction: 'Second version' });
     assert.equal(fresh.status, 200);
@@ -159,10 +189,28 @@ describe('regenerate draft (openai generator)', () => {
     llm = await startHttp(async (_req, res) => {
       if (hold) await hold.promise;
       if (status !== 200) return sendJson(res, status, { error: { message: 'overloaded' } });
-      sendJson(res, 200, { model: 'local-model', choices: [{ message: { role: 'assistant', content: '{"subject":"Backpacks for your list","body":"Hi Ana, our pack could fit your roundup."}' } }] });
+      sendJson(res, 200, {
+        model: 'local-model',
+        choices: [
+          {
+            message: {
+              role: 'assistant',
+              content: '{"subject":"Backpacks for your list","body":"Hi Ana, our pack could fit your roundup."}',
+            },
+          },
+        ],
+      });
     });
     process.env.OUTREACH_TEST_LLM_KEY = 'sk-local'; // the openai generator needs its key variable set
-    t = await startWriteServer({ config: { 'providers.generator': 'openai', 'openai.baseUrl': `${llm.url}/v1`, 'openai.model': 'local-model', 'openai.apiKeyEnv': 'OUTREACH_TEST_LLM_KEY', 'openai.timeoutMs': 300 } });
+    t = await startWriteServer({
+      config: {
+        'providers.generator': 'openai',
+        'openai.baseUrl': `${llm.url}/v1`,
+        'openai.model': 'local-model',
+        'openai.apiKeyEnv': 'OUTREACH_TEST_LLM_KEY',
+        'openai.timeoutMs': 300,
+      },
+    });
     token = t.mintToken('acct_a', ['outreach:write']);
   });
   after(async () => {
@@ -190,7 +238,10 @@ describe('regenerate draft (openai generator)', () => {
     hold.open();
     hold = undefined;
     assert.equal((await first).status, 200);
-    assert.equal((await regenerate(t, token, 'llm-key-0002', { instruction: 'Slow one' })).headers.get('idempotent-replayed'), 'true');
+    assert.equal(
+      (await regenerate(t, token, 'llm-key-0002', { instruction: 'Slow one' })).headers.get('idempotent-replayed'),
+      'true',
+    );
   });
 
   it('a timeout or an error answer is a 500 that releases the key', async () => {

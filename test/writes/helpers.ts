@@ -17,13 +17,36 @@ const T0 = '2026-03-01T09:00:00.000Z';
 const stamp = { createdAt: T0, updatedAt: T0 };
 
 type Records<C extends keyof ImportDocument> = NonNullable<ImportDocument[C]>;
-type WritesCollections = 'accounts' | 'projects' | 'sites' | 'prospects' | 'contacts' | 'drafts' | 'threads' | 'emailConnections' | 'emailSenders';
+type WritesCollections =
+  | 'accounts'
+  | 'projects'
+  | 'sites'
+  | 'prospects'
+  | 'contacts'
+  | 'drafts'
+  | 'threads'
+  | 'emailConnections'
+  | 'emailSenders';
 
 const prospect = (id: string, siteId: string, domain: string, extra: Records<'prospects'>[number] = {}) => ({
-  id, siteId, status: 'proposed' as const, url: `https://${domain}/article`, domain, title: `Article on ${domain}`, ...stamp, ...extra,
+  id,
+  siteId,
+  status: 'proposed' as const,
+  url: `https://${domain}/article`,
+  domain,
+  title: `Article on ${domain}`,
+  ...stamp,
+  ...extra,
 });
 const contact = (id: string, prospectId: string, email: string) => ({
-  id, prospectId, email, fullName: 'Ana Author', role: 'Editor', status: 'active' as const, verificationStatus: 'unverified' as const, ...stamp,
+  id,
+  prospectId,
+  email,
+  fullName: 'Ana Author',
+  role: 'Editor',
+  status: 'active' as const,
+  verificationStatus: 'unverified' as const,
+  ...stamp,
 });
 
 /**
@@ -36,9 +59,23 @@ const contact = (id: string, prospectId: string, email: string) => ({
 export function writesFixture(): ImportDocument {
   const doc: Required<Pick<ImportDocument, WritesCollections>> = {
     accounts: [
-      { id: 'acct_a', email: 'a@example.com', name: 'A', plan: 'pro', planExpiresAt: '2030-01-01T00:00:00.000Z', ...stamp },
+      {
+        id: 'acct_a',
+        email: 'a@example.com',
+        name: 'A',
+        plan: 'pro',
+        planExpiresAt: '2030-01-01T00:00:00.000Z',
+        ...stamp,
+      },
       { id: 'acct_b', email: 'b@example.com', name: 'B', plan: 'free', planExpiresAt: null, ...stamp },
-      { id: 'acct_c', email: 'c@example.com', name: 'C', plan: 'pro', planExpiresAt: '2026-12-01T00:00:00.000Z', ...stamp },
+      {
+        id: 'acct_c',
+        email: 'c@example.com',
+        name: 'C',
+        plan: 'pro',
+        planExpiresAt: '2026-12-01T00:00:00.000Z',
+        ...stamp,
+      },
     ],
     projects: [
       { id: 'prj_a1', accountId: 'acct_a', name: 'A1', ...stamp },
@@ -46,10 +83,42 @@ export function writesFixture(): ImportDocument {
       { id: 'prj_c1', accountId: 'acct_c', name: 'C1', ...stamp },
     ],
     sites: [
-      { id: 'site_a1', projectId: 'prj_a1', name: 'Trail Gear', domain: 'trailgear.example', url: 'https://trailgear.example/', status: 'active', ...stamp },
-      { id: 'site_a2', projectId: 'prj_a1', name: 'Second', domain: 'second.example', url: 'https://second.example/', status: 'active', ...stamp },
-      { id: 'site_b1', projectId: 'prj_b1', name: 'B site', domain: 'b.example', url: 'https://b.example/', status: 'active', ...stamp },
-      { id: 'site_c1', projectId: 'prj_c1', name: 'C site', domain: 'c.example', url: 'https://c.example/', status: 'active', ...stamp },
+      {
+        id: 'site_a1',
+        projectId: 'prj_a1',
+        name: 'Trail Gear',
+        domain: 'trailgear.example',
+        url: 'https://trailgear.example/',
+        status: 'active',
+        ...stamp,
+      },
+      {
+        id: 'site_a2',
+        projectId: 'prj_a1',
+        name: 'Second',
+        domain: 'second.example',
+        url: 'https://second.example/',
+        status: 'active',
+        ...stamp,
+      },
+      {
+        id: 'site_b1',
+        projectId: 'prj_b1',
+        name: 'B site',
+        domain: 'b.example',
+        url: 'https://b.example/',
+        status: 'active',
+        ...stamp,
+      },
+      {
+        id: 'site_c1',
+        projectId: 'prj_c1',
+        name: 'C site',
+        domain: 'c.example',
+        url: 'https://c.example/',
+        status: 'active',
+        ...stamp,
+      },
     ],
     prospects: [
       prospect('pr_a1', 'site_a1', 'hikingblog.example', {
@@ -59,9 +128,15 @@ export function writesFixture(): ImportDocument {
         opportunityType: 'resource_page',
         contactPaths: [{ label: 'Editor', email: 'editor@hikingblog.example', name: 'Eve Editor', role: 'Editor' }],
       }),
-      prospect('pr_text', 'site_a1', 'textonly.example', { contentExcerpt: 'Questions? Write to hello@textonly.example any time.' }),
-      prospect('pr_mailto', 'site_a1', 'mailto.example', { contactPaths: [{ url: 'mailto:Ana@Valid.test?subject=Hi' }] }),
-      prospect('pr_queued', 'site_a1', 'blog.queued.test', { contactPaths: [{ url: 'mailto:later@blog.queued.test' }] }),
+      prospect('pr_text', 'site_a1', 'textonly.example', {
+        contentExcerpt: 'Questions? Write to hello@textonly.example any time.',
+      }),
+      prospect('pr_mailto', 'site_a1', 'mailto.example', {
+        contactPaths: [{ url: 'mailto:Ana@Valid.test?subject=Hi' }],
+      }),
+      prospect('pr_queued', 'site_a1', 'blog.queued.test', {
+        contactPaths: [{ url: 'mailto:later@blog.queued.test' }],
+      }),
       prospect('pr_queued_empty', 'site_a1', 'empty.queued.test'),
       prospect('pr_notfound', 'site_a1', 'x.notfound.test', { contactPaths: [{ email: 'ignored@x.notfound.test' }] }),
       prospect('pr_a2', 'site_a2', 'second-prospect.example'),
@@ -77,58 +152,175 @@ export function writesFixture(): ImportDocument {
     ],
     drafts: [
       {
-        id: 'drf_a1', siteId: 'site_a1', prospectId: 'pr_a1', contactId: 'con_a1', status: 'draft', purpose: 'link_insertion', ...stamp,
+        id: 'drf_a1',
+        siteId: 'site_a1',
+        prospectId: 'pr_a1',
+        contactId: 'con_a1',
+        status: 'draft',
+        purpose: 'link_insertion',
+        ...stamp,
         message: {
-          id: 'dmsg_a1', subject: 'Hello there', body: 'An original body of the draft message.', personalization: {},
-          generationProvider: 'template', generationModel: 'template-v1', ...stamp,
+          id: 'dmsg_a1',
+          subject: 'Hello there',
+          body: 'An original body of the draft message.',
+          personalization: {},
+          generationProvider: 'template',
+          generationModel: 'template-v1',
+          ...stamp,
         },
       },
-      { id: 'drf_nomsg', siteId: 'site_a1', prospectId: 'pr_a1', contactId: 'con_a1', status: 'draft', purpose: null, message: null, ...stamp },
+      {
+        id: 'drf_nomsg',
+        siteId: 'site_a1',
+        prospectId: 'pr_a1',
+        contactId: 'con_a1',
+        status: 'draft',
+        purpose: null,
+        message: null,
+        ...stamp,
+      },
     ],
     threads: [
       {
-        id: 'thr_a1', siteId: 'site_a1', prospectId: 'pr_a1', contactId: 'con_a1', threadId: 'gmail-thread-123', status: 'open', outcome: 'none',
-        classification: 'question', inboundCount: 1, outboundCount: 1, lastInboundAt: T0, lastOutboundAt: T0, ...stamp,
+        id: 'thr_a1',
+        siteId: 'site_a1',
+        prospectId: 'pr_a1',
+        contactId: 'con_a1',
+        threadId: 'gmail-thread-123',
+        status: 'open',
+        outcome: 'none',
+        classification: 'question',
+        inboundCount: 1,
+        outboundCount: 1,
+        lastInboundAt: T0,
+        lastOutboundAt: T0,
+        ...stamp,
         messages: [
           {
-            id: 'tm_a1_out', direction: 'outbound', status: 'sent', fromEmail: 'me@trailgear.example', toEmails: ['ana@valid.test'], subject: 'Guest post idea',
-            body: 'Would you like a guest post?', sentAt: '2026-02-28T09:00:00.000Z', createdAt: T0,
+            id: 'tm_a1_out',
+            direction: 'outbound',
+            status: 'sent',
+            fromEmail: 'me@trailgear.example',
+            toEmails: ['ana@valid.test'],
+            subject: 'Guest post idea',
+            body: 'Would you like a guest post?',
+            sentAt: '2026-02-28T09:00:00.000Z',
+            createdAt: T0,
           },
           {
-            id: 'tm_a1_in', direction: 'inbound', status: 'sent', fromEmail: 'ana@valid.test', toEmails: ['me@trailgear.example'], subject: 'Re: Guest post idea',
-            body: 'Tell me more.', sentAt: T0, createdAt: T0,
+            id: 'tm_a1_in',
+            direction: 'inbound',
+            status: 'sent',
+            fromEmail: 'ana@valid.test',
+            toEmails: ['me@trailgear.example'],
+            subject: 'Re: Guest post idea',
+            body: 'Tell me more.',
+            sentAt: T0,
+            createdAt: T0,
           },
         ],
       },
       {
-        id: 'thr_a2', siteId: 'site_a2', prospectId: 'pr_a2', contactId: 'con_a2', threadId: 'gmail-thread-456', status: 'open', outcome: 'none',
-        classification: 'question', inboundCount: 1, outboundCount: 0, ...stamp,
+        id: 'thr_a2',
+        siteId: 'site_a2',
+        prospectId: 'pr_a2',
+        contactId: 'con_a2',
+        threadId: 'gmail-thread-456',
+        status: 'open',
+        outcome: 'none',
+        classification: 'question',
+        inboundCount: 1,
+        outboundCount: 0,
+        ...stamp,
       },
     ],
     emailConnections: [
-      { id: 'conn_a1', siteId: 'site_a1', provider: 'smtp', status: 'connected', accountEmail: 'me@trailgear.example', ...stamp },
-      { id: 'conn_a2', siteId: 'site_a2', provider: 'smtp', status: 'connected', accountEmail: 'me@second.example', ...stamp },
+      {
+        id: 'conn_a1',
+        siteId: 'site_a1',
+        provider: 'smtp',
+        status: 'connected',
+        accountEmail: 'me@trailgear.example',
+        ...stamp,
+      },
+      {
+        id: 'conn_a2',
+        siteId: 'site_a2',
+        provider: 'smtp',
+        status: 'connected',
+        accountEmail: 'me@second.example',
+        ...stamp,
+      },
     ],
     emailSenders: [
       {
-        id: 'snd_a1', siteId: 'site_a1', connectionId: 'conn_a1', status: 'active', displayName: 'Mia from Trail Gear', email: 'me@trailgear.example',
-        replyToEmail: 'replies@trailgear.example', ...stamp,
+        id: 'snd_a1',
+        siteId: 'site_a1',
+        connectionId: 'conn_a1',
+        status: 'active',
+        displayName: 'Mia from Trail Gear',
+        email: 'me@trailgear.example',
+        replyToEmail: 'replies@trailgear.example',
+        ...stamp,
       },
-      { id: 'snd_a2', siteId: 'site_a2', connectionId: 'conn_a2', status: 'paused', email: 'me@second.example', ...stamp },
+      {
+        id: 'snd_a2',
+        siteId: 'site_a2',
+        connectionId: 'conn_a2',
+        status: 'paused',
+        email: 'me@second.example',
+        ...stamp,
+      },
     ],
   };
   // The same minimal chain under site_b1 (free plan) and site_c1 (pro, expiring).
   for (const x of ['b', 'c'] as const) {
     const siteId = `site_${x}1`;
-    doc.prospects.push(prospect(`pr_${x}1`, siteId, `${x}-prospect.example`, { contactPaths: [{ email: `found@${x}-prospect.example` }] }));
+    doc.prospects.push(
+      prospect(`pr_${x}1`, siteId, `${x}-prospect.example`, {
+        contactPaths: [{ email: `found@${x}-prospect.example` }],
+      }),
+    );
     doc.contacts.push(contact(`con_${x}1`, `pr_${x}1`, 'someone@valid.test'));
-    doc.drafts.push({ id: `drf_${x}1`, siteId, prospectId: `pr_${x}1`, contactId: `con_${x}1`, status: 'draft', purpose: null, message: null, ...stamp });
-    doc.threads.push({
-      id: `thr_${x}1`, siteId, prospectId: `pr_${x}1`, contactId: `con_${x}1`, threadId: `t-${x}`, status: 'open', outcome: 'none', classification: 'question',
-      inboundCount: 0, outboundCount: 0, ...stamp,
+    doc.drafts.push({
+      id: `drf_${x}1`,
+      siteId,
+      prospectId: `pr_${x}1`,
+      contactId: `con_${x}1`,
+      status: 'draft',
+      purpose: null,
+      message: null,
+      ...stamp,
     });
-    doc.emailConnections.push({ id: `conn_${x}1`, siteId, provider: 'smtp', status: 'connected', accountEmail: `me@${x}.example`, ...stamp });
-    doc.emailSenders.push({ id: `snd_${x}1`, siteId, connectionId: `conn_${x}1`, status: 'active', email: `me@${x}.example`, ...stamp });
+    doc.threads.push({
+      id: `thr_${x}1`,
+      siteId,
+      prospectId: `pr_${x}1`,
+      contactId: `con_${x}1`,
+      threadId: `t-${x}`,
+      status: 'open',
+      outcome: 'none',
+      classification: 'question',
+      inboundCount: 0,
+      outboundCount: 0,
+      ...stamp,
+    });
+    doc.emailConnections.push({
+      id: `conn_${x}1`,
+      siteId,
+      provider: 'smtp',
+      status: 'connected',
+      accountEmail: `me@${x}.example`,
+      ...stamp,
+    });
+    doc.emailSenders.push({
+      id: `snd_${x}1`,
+      siteId,
+      connectionId: `conn_${x}1`,
+      status: 'active',
+      email: `me@${x}.example`,
+      ...stamp,
+    });
   }
   return doc;
 }
@@ -148,7 +340,8 @@ export async function startWriteServer(options: HarnessOptions = {}): Promise<Te
 }
 
 /** A row of the store, for assertions. */
-export const row = <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]) => t.store.sqlite.prepare(sql).get(...params) as T;
+export const row = <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]) =>
+  t.store.sqlite.prepare(sql).get(...params) as T;
 
 // ---- test doubles ------------------------------------------------------------------------------
 
@@ -176,7 +369,10 @@ export async function startSmtp(refuse: TestSmtp['refuse'] = () => undefined): P
     onMailFrom(_address, _session, callback) {
       state.attempts++;
       const code = state.refuse(state.attempts);
-      if (code) return callback(Object.assign(new Error(code >= 500 ? 'mailbox unavailable' : 'try again later'), { responseCode: code }));
+      if (code)
+        return callback(
+          Object.assign(new Error(code >= 500 ? 'mailbox unavailable' : 'try again later'), { responseCode: code }),
+        );
       callback();
     },
     onData(stream, session, callback) {
@@ -207,7 +403,9 @@ export interface TestHttp {
 }
 
 /** An HTTP server on 127.0.0.1 answering with `handler` (which may wait before answering). */
-export async function startHttp(handler: (req: IncomingMessage & { body: string }, res: ServerResponse) => void | Promise<void>): Promise<TestHttp> {
+export async function startHttp(
+  handler: (req: IncomingMessage & { body: string }, res: ServerResponse) => void | Promise<void>,
+): Promise<TestHttp> {
   const requests: TestHttp['requests'] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -24,7 +24,10 @@ const db = join(dir, 'crash.db');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `outreach-api serve` as a child process; resolves with its origin once it listens. */
-async function serve(smtpPort: number, env: Record<string, string> = {}): Promise<{ child: ChildProcess; origin: string }> {
+async function serve(
+  smtpPort: number,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; origin: string }> {
   const child = spawn(process.execPath, ['bin/outreach-api.js', 'serve', '--port', '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,7 +57,10 @@ async function serve(smtpPort: number, env: Record<string, string> = {}): Promis
   return { child, origin };
 }
 
-const exited = (child: ChildProcess) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)));
+const exited = (child: ChildProcess) =>
+  new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve),
+  );
 const until = async (what: string, check: () => boolean, ms = 15_000) => {
   const end = Date.now() + ms;
   while (!check()) {
@@ -67,11 +73,19 @@ const until = async (what: string, check: () => boolean, ms = 15_000) => {
  * Accepts `body` as a reply in a server whose SMTP server never answers, waits for the delivery
  * attempt to hang, and kills the process with SIGKILL; returns the message row left behind.
  */
-async function acceptThenKill(body: string, key: string, env: Record<string, string> = {}): Promise<Record<string, any>> {
+async function acceptThenKill(
+  body: string,
+  key: string,
+  env: Record<string, string> = {},
+): Promise<Record<string, any>> {
   const store = await openStore(db);
   migrate(store);
   if (!store.sqlite.prepare("SELECT 1 FROM accounts WHERE id = 'acct_a'").get()) seed(store);
-  const token = createToken(store, { accountId: 'acct_a', name: 'crash', scopes: ['outreach:send'], expiresAt: null }, new Date().toISOString()).token;
+  const token = createToken(
+    store,
+    { accountId: 'acct_a', name: 'crash', scopes: ['outreach:send'], expiresAt: null },
+    new Date().toISOString(),
+  ).token;
   await store.close();
 
   // An SMTP server that accepts connections and never says a word: the attempt hangs.

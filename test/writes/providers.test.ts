@@ -41,7 +41,11 @@ describe('template generator', () => {
     assert.match(a.body, /hikingblog\.example/);
     assert.match(a.body, /Trail Gear/);
     assert.match(a.groundingSummary, /Eve Editor.*Trail Gear.*Keep it short/);
-    const formal = await generator.generate({ ...INPUT, instruction: 'Make it formal', contact: { ...INPUT.contact, fullName: null } });
+    const formal = await generator.generate({
+      ...INPUT,
+      instruction: 'Make it formal',
+      contact: { ...INPUT.contact, fullName: null },
+    });
     assert.match(formal.body, /^Dear editor,/);
     const long = await generator.generate({ ...INPUT, prospect: { ...INPUT.prospect, title: 'T'.repeat(5000) } });
     assert.ok(long.subject.length <= 300 && long.body.length <= 10000);
@@ -55,11 +59,30 @@ describe('openai generator', () => {
     server = await startHttp((_req, res) => reply(res));
   });
   after(() => server.close());
-  const options = () => ({ baseUrl: `${server.url}/v1/`, model: 'gpt-test', apiKeyEnv: 'TEST_OPENAI_KEY', timeoutMs: 2000 });
+  const options = () => ({
+    baseUrl: `${server.url}/v1/`,
+    model: 'gpt-test',
+    apiKeyEnv: 'TEST_OPENAI_KEY',
+    timeoutMs: 2000,
+  });
 
   it('POSTs a chat completion with the model and key, and reads a JSON (even fenced) answer', async () => {
     reply = (res) =>
-      sendJson(res, 200, { id: 'c1', object: 'chat.completion', model: 'gpt-test-0613', choices: [{ index: 0, message: { role: 'assistant', content: '```json\n{"subject":"A pack for your list","body":"Hi Eve, we make a pack that would fit your roundup."}\n```' } }] });
+      sendJson(res, 200, {
+        id: 'c1',
+        object: 'chat.completion',
+        model: 'gpt-test-0613',
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content:
+                '```json\n{"subject":"A pack for your list","body":"Hi Eve, we make a pack that would fit your roundup."}\n```',
+            },
+          },
+        ],
+      });
     const message = await createOpenAiGenerator(options(), { TEST_OPENAI_KEY: 'sk-test' }).generate(INPUT);
     assert.equal(message.subject, 'A pack for your list');
     assert.equal(message.body, 'Hi Eve, we make a pack that would fit your roundup.');
@@ -71,12 +94,18 @@ describe('openai generator', () => {
     assert.equal(request.headers.authorization, 'Bearer sk-test');
     const sent = JSON.parse(request.body);
     assert.equal(sent.model, 'gpt-test');
-    assert.deepEqual(sent.messages.map((m: { role: string }) => m.role), ['system', 'user']);
+    assert.deepEqual(
+      sent.messages.map((m: { role: string }) => m.role),
+      ['system', 'user'],
+    );
     assert.equal(JSON.parse(sent.messages[1].content).instruction, 'Keep it short');
   });
 
   it('accepts a "Subject:" text answer and sends no key when none is set', async () => {
-    reply = (res) => sendJson(res, 200, { choices: [{ message: { content: 'Subject: Quick idea\n\nHello Eve, a short note about your backpack list.' } }] });
+    reply = (res) =>
+      sendJson(res, 200, {
+        choices: [{ message: { content: 'Subject: Quick idea\n\nHello Eve, a short note about your backpack list.' } }],
+      });
     const message = await createOpenAiGenerator(options(), {}).generate(INPUT);
     assert.equal(message.subject, 'Quick idea');
     assert.equal(message.model, 'gpt-test');
@@ -85,7 +114,10 @@ describe('openai generator', () => {
 
   it('fails with a ProviderError on a non-2xx answer, an unusable answer and a timeout', async () => {
     reply = (res) => sendJson(res, 429, { error: { message: 'rate limited' } });
-    await assert.rejects(createOpenAiGenerator(options()).generate(INPUT), (e) => e instanceof ProviderError && /HTTP 429/.test(e.message));
+    await assert.rejects(
+      createOpenAiGenerator(options()).generate(INPUT),
+      (e) => e instanceof ProviderError && /HTTP 429/.test(e.message),
+    );
     reply = (res) => sendJson(res, 200, { choices: [{ message: { content: '{"subject":"x","body":"y"}' } }] });
     await assert.rejects(createOpenAiGenerator(options()).generate(INPUT), ProviderError);
     const hold = gate();
@@ -94,7 +126,10 @@ describe('openai generator', () => {
       res.end();
     };
     const started = Date.now();
-    await assert.rejects(createOpenAiGenerator({ ...options(), timeoutMs: 150 }).generate(INPUT), (e) => e instanceof ProviderError && /within 150 ms/.test(e.message));
+    await assert.rejects(
+      createOpenAiGenerator({ ...options(), timeoutMs: 150 }).generate(INPUT),
+      (e) => e instanceof ProviderError && /within 150 ms/.test(e.message),
+    );
     assert.ok(Date.now() - started < 2000);
     hold.open();
   });
@@ -126,13 +161,19 @@ describe('SSRF guards', () => {
     ['::/128 unspecified', ['::']],
     ['::1/128 loopback', ['::1']],
     ['::/96 IPv4-compatible (deprecated)', ['::127.0.0.1', '::8.8.8.8']],
-    ['::ffff:0:0/96 IPv4-mapped', ['::ffff:0.0.0.0', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:8.8.8.8', '::ffff:ffff:ffff']],
+    [
+      '::ffff:0:0/96 IPv4-mapped',
+      ['::ffff:0.0.0.0', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:8.8.8.8', '::ffff:ffff:ffff'],
+    ],
     ['::ffff:0:0:0/96 IPv4-translated', ['::ffff:0:7f00:1']],
     ['64:ff9b::/96 NAT64', ['64:ff9b::', '64:ff9b::a9fe:a9fe', '64:ff9b::8.8.8.8', '64:ff9b::ffff:ffff']],
     ['64:ff9b:1::/48 local NAT64', ['64:ff9b:1::', '64:ff9b:1::7f00:1', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff']],
     ['100::/64 discard-only', ['100::', '100::1', '100::ffff:ffff:ffff:ffff']],
     ['2001::/23 IETF protocol assignments', ['2001:100::1', '2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff']],
-    ['2001::/32 Teredo', ['2001::', '2001:0::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:0:ffff:ffff:ffff:ffff:ffff:ffff']],
+    [
+      '2001::/32 Teredo',
+      ['2001::', '2001:0::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:0:ffff:ffff:ffff:ffff:ffff:ffff'],
+    ],
     ['2001:1::1/128 port control anycast', ['2001:1::1', '2001:1::2', '2001:1::3']],
     ['2001:2::/48 benchmarking', ['2001:2::', '2001:2:0:ffff::1']],
     ['2001:3::/32 AMT', ['2001:3::1']],
@@ -141,7 +182,10 @@ describe('SSRF guards', () => {
     ['2001:20::/28 ORCHIDv2', ['2001:20::1', '2001:2f:ffff::1']],
     ['2001:30::/28 drone remote ID', ['2001:30::1']],
     ['2001:db8::/32 documentation', ['2001:db8::', '2001:db8::1', '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff']],
-    ['2002::/16 6to4', ['2002::', '2002:7f00:1::1', '2002:a9fe:a9fe::1', '2002:808:808::1', '2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff']],
+    [
+      '2002::/16 6to4',
+      ['2002::', '2002:7f00:1::1', '2002:a9fe:a9fe::1', '2002:808:808::1', '2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+    ],
     ['2620:4f:8000::/48 direct AS112', ['2620:4f:8000::1']],
     ['3fff::/20 documentation', ['3fff::', '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff']],
     ['5f00::/16 segment routing', ['5f00::', '5f00:ffff::1']],
@@ -159,7 +203,29 @@ describe('SSRF guards', () => {
   }
 
   it('allows global unicast addresses, at the edges of the special ranges too', () => {
-    for (const a of ['93.184.216.34', '8.8.8.8', '1.1.1.1', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '192.0.1.255', '192.0.3.0', '192.88.98.255', '198.17.255.255', '198.20.0.0', '223.255.255.255', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '2001:200::1', '2003::1', '3ffe::1', '3fff:1000::1']) {
+    for (const a of [
+      '93.184.216.34',
+      '8.8.8.8',
+      '1.1.1.1',
+      '9.255.255.255',
+      '11.0.0.0',
+      '100.63.255.255',
+      '100.128.0.0',
+      '172.15.255.255',
+      '172.32.0.0',
+      '192.0.1.255',
+      '192.0.3.0',
+      '192.88.98.255',
+      '198.17.255.255',
+      '198.20.0.0',
+      '223.255.255.255',
+      '2606:4700:4700::1111',
+      '2a00:1450:4001:80b::200e',
+      '2001:200::1',
+      '2003::1',
+      '3ffe::1',
+      '3fff:1000::1',
+    ]) {
       assert.equal(isForbiddenAddress(a), false, a);
     }
   });
@@ -171,9 +237,12 @@ describe('SSRF guards', () => {
       const port = new URL(site.url).port;
       if (req.url === '/hop') return void res.writeHead(302, { location: '/page' }).end();
       if (req.url === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
-      if (req.url === '/to-other-loopback') return void res.writeHead(302, { location: `http://127.0.0.2:${port}/page` }).end();
-      if (req.url === '/to-6to4') return void res.writeHead(302, { location: `http://[2002:7f00:1::1]:${port}/page` }).end();
-      if (req.url === '/to-mapped') return void res.writeHead(301, { location: `http://[::ffff:127.0.0.1]:${port}/page` }).end();
+      if (req.url === '/to-other-loopback')
+        return void res.writeHead(302, { location: `http://127.0.0.2:${port}/page` }).end();
+      if (req.url === '/to-6to4')
+        return void res.writeHead(302, { location: `http://[2002:7f00:1::1]:${port}/page` }).end();
+      if (req.url === '/to-mapped')
+        return void res.writeHead(301, { location: `http://[::ffff:127.0.0.1]:${port}/page` }).end();
       if (req.url === '/big') return void res.writeHead(200, { 'content-type': 'text/html' }).end('x'.repeat(5000));
       if (req.url === '/slow') return; // never answers
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<p>hello</p>');
@@ -184,9 +253,18 @@ describe('SSRF guards', () => {
 
   it('refuses loopback targets unless allowed, by literal and by name', async () => {
     const strict = { ...base, allowPrivateNetworks: false };
-    await assert.rejects(safeFetch(`${site.url}/page`, strict), (e) => e instanceof ProviderError && !e.retryable && /refused/.test(e.message));
-    await assert.rejects(safeFetch(`${site.url.replace('127.0.0.1', 'localhost')}/page`, strict), (e) => e instanceof ProviderError && /refused/.test(e.message));
-    await assert.rejects(safeFetch('file:///etc/passwd', base), (e) => e instanceof ProviderError && /file:/.test(e.message));
+    await assert.rejects(
+      safeFetch(`${site.url}/page`, strict),
+      (e) => e instanceof ProviderError && !e.retryable && /refused/.test(e.message),
+    );
+    await assert.rejects(
+      safeFetch(`${site.url.replace('127.0.0.1', 'localhost')}/page`, strict),
+      (e) => e instanceof ProviderError && /refused/.test(e.message),
+    );
+    await assert.rejects(
+      safeFetch('file:///etc/passwd', base),
+      (e) => e instanceof ProviderError && /file:/.test(e.message),
+    );
     const page = await safeFetch(`${site.url}/page`, base);
     assert.equal(page.status, 200);
     assert.equal(page.body, '<p>hello</p>');
@@ -202,20 +280,43 @@ describe('SSRF guards', () => {
     assert.equal((await safeFetch(`${site.url}/page`, policy)).status, 200);
     await assert.rejects(safeFetch(`${site.url}/to-other-loopback`, policy), /refused to fetch 127\.0\.0\.2/);
     // The default classification, with only the test server's own address let through.
-    const defaults = { ...base, allowPrivateNetworks: false, isForbidden: (a: string) => a !== '127.0.0.1' && isForbiddenAddress(a) };
-    await assert.rejects(safeFetch(`${site.url}/to-6to4`, defaults), (e) => e instanceof ProviderError && !e.retryable && /refused to fetch 2002:7f00:1::1/.test(e.message));
-    await assert.rejects(safeFetch(`${site.url}/to-mapped`, defaults), (e) => e instanceof ProviderError && !e.retryable && /refused to fetch ::ffff:7f00:1/.test(e.message));
+    const defaults = {
+      ...base,
+      allowPrivateNetworks: false,
+      isForbidden: (a: string) => a !== '127.0.0.1' && isForbiddenAddress(a),
+    };
+    await assert.rejects(
+      safeFetch(`${site.url}/to-6to4`, defaults),
+      (e) => e instanceof ProviderError && !e.retryable && /refused to fetch 2002:7f00:1::1/.test(e.message),
+    );
+    await assert.rejects(
+      safeFetch(`${site.url}/to-mapped`, defaults),
+      (e) => e instanceof ProviderError && !e.retryable && /refused to fetch ::ffff:7f00:1/.test(e.message),
+    );
   });
 
   it('limits the size and the time', async () => {
-    await assert.rejects(safeFetch(`${site.url}/big`, base), (e) => e instanceof ProviderError && /larger than 4096/.test(e.message));
-    await assert.rejects(safeFetch(`${site.url}/slow`, { ...base, timeoutMs: 100 }), (e) => e instanceof ProviderError && e.retryable && /longer than 100 ms/.test(e.message));
+    await assert.rejects(
+      safeFetch(`${site.url}/big`, base),
+      (e) => e instanceof ProviderError && /larger than 4096/.test(e.message),
+    );
+    await assert.rejects(
+      safeFetch(`${site.url}/slow`, { ...base, timeoutMs: 100 }),
+      (e) => e instanceof ProviderError && e.retryable && /longer than 100 ms/.test(e.message),
+    );
   });
 });
 
 describe('contact finders', () => {
   const prospect = (extra: Partial<ProspectFacts> = {}): ProspectFacts => ({
-    id: 'pr_1', url: 'https://hikingblog.example/a', domain: 'www.hikingblog.example', title: null, description: null, contentExcerpt: null, contactPaths: [], ...extra,
+    id: 'pr_1',
+    url: 'https://hikingblog.example/a',
+    domain: 'www.hikingblog.example',
+    title: null,
+    description: null,
+    contentExcerpt: null,
+    contactPaths: [],
+    ...extra,
   });
 
   it('extracts mailto links, JSON-LD and visible text, not scripts', () => {
@@ -233,21 +334,33 @@ describe('contact finders', () => {
 
   it('builtin: prefers an address at the prospect domain from a deliberate source', async () => {
     const finder = createBuiltinFinder();
-    const found = await finder.find(prospect({
-      description: 'Contact press@hikingblog.example',
-      contactPaths: [{ email: 'someone@gmail.example' }, { url: 'mailto:editor@hikingblog.example', name: 'Ed' }],
-    }));
-    assert.deepEqual(found.map((c) => c.email), ['editor@hikingblog.example', 'press@hikingblog.example', 'someone@gmail.example']);
+    const found = await finder.find(
+      prospect({
+        description: 'Contact press@hikingblog.example',
+        contactPaths: [{ email: 'someone@gmail.example' }, { url: 'mailto:editor@hikingblog.example', name: 'Ed' }],
+      }),
+    );
+    assert.deepEqual(
+      found.map((c) => c.email),
+      ['editor@hikingblog.example', 'press@hikingblog.example', 'someone@gmail.example'],
+    );
     assert.equal(found[0]!.fullName, 'Ed');
     assert.equal(finder.defers(prospect({ domain: 'a.queued.test' })), true);
-    assert.deepEqual(await finder.find(prospect({ domain: 'a.notfound.test', contactPaths: [{ email: 'x@a.notfound.test' }] })), []);
+    assert.deepEqual(
+      await finder.find(prospect({ domain: 'a.notfound.test', contactPaths: [{ email: 'x@a.notfound.test' }] })),
+      [],
+    );
   });
 
   let site: TestHttp;
   before(async () => {
     site = await startHttp((req, res) => {
-      if (req.url === '/article') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<p>No address here.</p>');
-      if (req.url === '/contact') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="mailto:editor@hikingblog.example">Email</a>');
+      if (req.url === '/article')
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<p>No address here.</p>');
+      if (req.url === '/contact')
+        return void res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end('<a href="mailto:editor@hikingblog.example">Email</a>');
       res.writeHead(404).end();
     });
   });
@@ -260,7 +373,12 @@ describe('contact finders', () => {
     const found = await crawl.find(p);
     assert.equal(found[0]?.email, 'editor@hikingblog.example');
     assert.equal(found[0]?.sourceUrl, `${site.url}/contact`);
-    const strict = createCrawlFinder({ allowPrivateNetworks: false, maxRedirects: 2, maxBytes: 10_000, timeoutMs: 1000 });
+    const strict = createCrawlFinder({
+      allowPrivateNetworks: false,
+      maxRedirects: 2,
+      maxBytes: 10_000,
+      timeoutMs: 1000,
+    });
     await assert.rejects(strict.find(p), (e) => e instanceof ProviderError && !e.retryable);
   });
 });
@@ -288,13 +406,27 @@ describe('verifiers', () => {
       hasAddress: async (domain) => domain === 'a-only.example',
     });
     const expected: Record<string, string> = {
-      'a@valid.test': 'valid', 'a@sub.invalid.test': 'invalid', 'a@risky.test': 'risky', 'a@unknown.test': 'unknown',
-      'no-at-sign': 'invalid', 'a@b': 'invalid', 'x@yopmail.com': 'risky',
-      'a@mx.example': 'valid', 'a@nullmx.example': 'invalid', 'a@nxdomain.example': 'invalid', 'a@a-only.example': 'risky',
-      'a@nothing.example': 'invalid', 'a@servfail.example': 'unknown', 'a@silent.example': 'unknown',
+      'a@valid.test': 'valid',
+      'a@sub.invalid.test': 'invalid',
+      'a@risky.test': 'risky',
+      'a@unknown.test': 'unknown',
+      'no-at-sign': 'invalid',
+      'a@b': 'invalid',
+      'x@yopmail.com': 'risky',
+      'a@mx.example': 'valid',
+      'a@nullmx.example': 'invalid',
+      'a@nxdomain.example': 'invalid',
+      'a@a-only.example': 'risky',
+      'a@nothing.example': 'invalid',
+      'a@servfail.example': 'unknown',
+      'a@silent.example': 'unknown',
     };
-    for (const [email, status] of Object.entries(expected)) assert.equal((await verifier.verify(email)).status, status, email);
-    assert.ok(!lookups.some((d) => d.endsWith('.test') || d === 'yopmail.com'), 'no DNS for magic or disposable domains');
+    for (const [email, status] of Object.entries(expected))
+      assert.equal((await verifier.verify(email)).status, status, email);
+    assert.ok(
+      !lookups.some((d) => d.endsWith('.test') || d === 'yopmail.com'),
+      'no DNS for magic or disposable domains',
+    );
   });
 
   it('http: GETs with the address in the URL when it has {email}', async () => {

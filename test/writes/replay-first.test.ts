@@ -25,7 +25,12 @@ describe('idempotent replay comes before the checks of the current data', () => 
   });
   after(() => t.close());
 
-  const replayed = async (send: Send, key: string, body?: Record<string, unknown>, form?: 'projects' | 'workspaces') => {
+  const replayed = async (
+    send: Send,
+    key: string,
+    body?: Record<string, unknown>,
+    form?: 'projects' | 'workspaces',
+  ) => {
     const res = await send(key, body, form);
     assert.equal(res.headers.get('idempotent-replayed'), 'true', JSON.stringify(res.body));
     return res;
@@ -33,10 +38,14 @@ describe('idempotent replay comes before the checks of the current data', () => 
 
   it('reply: the 202 is replayed after the sender was paused, by record id or provider threadId', async () => {
     const send: Send = (key, body = { body: 'Happy to send the link over.' }, form = 'projects') =>
-      t.request('POST', `/${form}/prj_a1/sites/site_a1/threads/${key.endsWith('-alias') ? 'gmail-thread-123' : 'thr_a1'}/replies`, {
-        token: tokenA,
-        body: { ...body, idempotencyKey: key },
-      });
+      t.request(
+        'POST',
+        `/${form}/prj_a1/sites/site_a1/threads/${key.endsWith('-alias') ? 'gmail-thread-123' : 'thr_a1'}/replies`,
+        {
+          token: tokenA,
+          body: { ...body, idempotencyKey: key },
+        },
+      );
     const first = await send('replay-reply-alias', undefined, 'workspaces');
     assert.equal(first.status, 202, JSON.stringify(first.body));
     const queued = row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'").n;
@@ -45,7 +54,11 @@ describe('idempotent replay comes before the checks of the current data', () => 
       const again = await replayed(send, 'replay-reply-alias');
       assert.equal(again.status, 202);
       assert.deepEqual(again.body, first.body);
-      assert.equal(row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'").n, queued, 'nothing queued twice');
+      assert.equal(
+        row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'").n,
+        queued,
+        'nothing queued twice',
+      );
       // The same thread named by its record id under the project form: the same request.
       const byId = await t.request('POST', '/projects/prj_a1/sites/site_a1/threads/thr_a1/replies', {
         token: tokenA,
@@ -66,18 +79,45 @@ describe('idempotent replay comes before the checks of the current data', () => 
 
   describe('every keyed write replays after the plan expired (a new key is 402)', () => {
     const writes: [string, Send][] = [
-      ['reply', (key, body = { body: 'A reply before the plan ran out.' }, form = 'projects') =>
-        t.request('POST', `/${form}/prj_c1/sites/site_c1/threads/thr_c1/replies`, { token: tokenC, body: { ...body, idempotencyKey: key } })],
-      ['regenerate', (key, body = { instruction: 'Shorter, please.' }, form = 'projects') =>
-        t.request('POST', `/${form}/prj_c1/sites/site_c1/drafts/drf_c1/regenerate`, { token: tokenC, body, headers: { 'idempotency-key': key } })],
-      ['contact discovery', (key, body = {}, form = 'projects') =>
-        t.request('POST', `/${form}/prj_c1/prospects/pr_c1/contact-discovery`, { token: tokenC, body: { ...body, idempotencyKey: key } })],
-      ['verify', (key, body = {}, form = 'projects') =>
-        t.request('POST', `/${form}/prj_c1/sites/site_c1/contacts/con_c1/verify`, { token: tokenC, body: { ...body, idempotencyKey: key } })],
+      [
+        'reply',
+        (key, body = { body: 'A reply before the plan ran out.' }, form = 'projects') =>
+          t.request('POST', `/${form}/prj_c1/sites/site_c1/threads/thr_c1/replies`, {
+            token: tokenC,
+            body: { ...body, idempotencyKey: key },
+          }),
+      ],
+      [
+        'regenerate',
+        (key, body = { instruction: 'Shorter, please.' }, form = 'projects') =>
+          t.request('POST', `/${form}/prj_c1/sites/site_c1/drafts/drf_c1/regenerate`, {
+            token: tokenC,
+            body,
+            headers: { 'idempotency-key': key },
+          }),
+      ],
+      [
+        'contact discovery',
+        (key, body = {}, form = 'projects') =>
+          t.request('POST', `/${form}/prj_c1/prospects/pr_c1/contact-discovery`, {
+            token: tokenC,
+            body: { ...body, idempotencyKey: key },
+          }),
+      ],
+      [
+        'verify',
+        (key, body = {}, form = 'projects') =>
+          t.request('POST', `/${form}/prj_c1/sites/site_c1/contacts/con_c1/verify`, {
+            token: tokenC,
+            body: { ...body, idempotencyKey: key },
+          }),
+      ],
     ];
     const firsts = new Map<string, TestResponse>();
     before(async () => {
-      t.store.sqlite.prepare("UPDATE accounts SET plan_expires_at = ? WHERE id = 'acct_c'").run(isoAt(t.clock.now() + 60_000));
+      t.store.sqlite
+        .prepare("UPDATE accounts SET plan_expires_at = ? WHERE id = 'acct_c'")
+        .run(isoAt(t.clock.now() + 60_000));
       for (const [name, send] of writes) {
         const first = await send(`before-expiry-${name.replace(' ', '-')}`);
         assert.ok(first.status < 300, `${name}: ${JSON.stringify(first.body)}`);
@@ -119,7 +159,11 @@ describe('idempotent replay comes before the checks of the current data', () => 
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.body, first.body);
 
-    const verify = () => t.request('POST', '/projects/prj_a1/sites/site_a1/contacts/con_risky/verify', { token: tokenA, body: { idempotencyKey: 'replay-verify' } });
+    const verify = () =>
+      t.request('POST', '/projects/prj_a1/sites/site_a1/contacts/con_risky/verify', {
+        token: tokenA,
+        body: { idempotencyKey: 'replay-verify' },
+      });
     const verified = await verify();
     assert.equal(verified.status, 200);
     t.store.sqlite.prepare("UPDATE contacts SET verification_status = 'valid' WHERE id = 'con_risky'").run();

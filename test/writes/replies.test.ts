@@ -13,8 +13,10 @@ import { chars, row, startSmtp, startWriteServer, type TestSmtp } from './helper
 
 const BACKOFF = 1000;
 const REPLY = '/projects/prj_a1/sites/site_a1/threads/thr_a1/replies';
-const reply = (t: TestServer, token: string, body: Record<string, unknown>, path = REPLY) => t.request('POST', path, { token, body });
-const detailPaths = (res: { body: { error: { details?: { path: string }[] } } }) => (res.body.error.details ?? []).map((d) => d.path);
+const reply = (t: TestServer, token: string, body: Record<string, unknown>, path = REPLY) =>
+  t.request('POST', path, { token, body });
+const detailPaths = (res: { body: { error: { details?: { path: string }[] } } }) =>
+  (res.body.error.details ?? []).map((d) => d.path);
 
 describe('reply to a thread', () => {
   let t: TestServer;
@@ -23,7 +25,13 @@ describe('reply to a thread', () => {
   before(async () => {
     smtp = await startSmtp();
     t = await startWriteServer({
-      config: { 'providers.mail': 'smtp', 'smtp.host': '127.0.0.1', 'smtp.port': smtp.port, 'outbox.backoffMs': BACKOFF, 'outbox.maxAttempts': 3 },
+      config: {
+        'providers.mail': 'smtp',
+        'smtp.host': '127.0.0.1',
+        'smtp.port': smtp.port,
+        'outbox.backoffMs': BACKOFF,
+        'outbox.maxAttempts': 3,
+      },
     });
     token = t.mintToken('acct_a', ['outreach:send', 'outreach:read']);
   });
@@ -40,15 +48,29 @@ describe('reply to a thread', () => {
   /** Queues a reply straight into the outbox, without waking the worker (the test drives it). */
   const queue = (body: string) =>
     new Outbox(t.store).enqueue(
-      { threadId: 'thr_a1', sender: { id: 'snd_a1', email: 'me@trailgear.example' }, to: ['ana@valid.test'], cc: [], subject: 'Re: Guest post idea', body },
+      {
+        threadId: 'thr_a1',
+        sender: { id: 'snd_a1', email: 'me@trailgear.example' },
+        to: ['ana@valid.test'],
+        cc: [],
+        subject: 'Re: Guest post idea',
+        body,
+      },
       isoAt(t.clock.now()),
     );
-  const message = (id?: string) => (id ? row(t, 'SELECT * FROM thread_messages WHERE id = ?', id) : row(t, "SELECT * FROM thread_messages WHERE thread_id = 'thr_a1' ORDER BY created_at DESC, rowid DESC LIMIT 1"));
+  const message = (id?: string) =>
+    id
+      ? row(t, 'SELECT * FROM thread_messages WHERE id = ?', id)
+      : row(t, "SELECT * FROM thread_messages WHERE thread_id = 'thr_a1' ORDER BY created_at DESC, rowid DESC LIMIT 1");
 
   it('accepts the reply (202 queued), moves the thread counters at once, and delivers it', async () => {
     t.clock.advance(1000);
     const now = isoAt(t.clock.now());
-    const res = await reply(t, token, { body: 'Thanks! Here is the link.', ccEmails: ['boss@trailgear.example'], idempotencyKey: 'reply-key-0001' });
+    const res = await reply(t, token, {
+      body: 'Thanks! Here is the link.',
+      ccEmails: ['boss@trailgear.example'],
+      idempotencyKey: 'reply-key-0001',
+    });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.deepEqual(res.body.data, { threadId: 'thr_a1', status: 'queued' });
     const thread = row(t, "SELECT * FROM threads WHERE id = 'thr_a1'");
@@ -80,7 +102,12 @@ describe('reply to a thread', () => {
   });
 
   it('replays the same key without queueing twice, refuses it for another body, accepts the provider threadId', async () => {
-    const first = await reply(t, token, { body: 'One reply only, please.', idempotencyKey: 'reply-key-0002' }, '/workspaces/prj_a1/sites/site_a1/threads/gmail-thread-123/replies');
+    const first = await reply(
+      t,
+      token,
+      { body: 'One reply only, please.', idempotencyKey: 'reply-key-0002' },
+      '/workspaces/prj_a1/sites/site_a1/threads/gmail-thread-123/replies',
+    );
     assert.equal(first.status, 202);
     assert.equal(first.body.data.threadId, 'thr_a1');
     const count = () => row(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'").n;
@@ -152,7 +179,9 @@ describe('reply to a thread', () => {
     const id = queue('Interrupted on its last try.');
     // What a process killed during its 3rd (last) attempt leaves: queued, 3 attempts counted,
     // the retry that would have followed already due.
-    t.store.sqlite.prepare('UPDATE thread_messages SET attempts = 3, next_attempt_at = ? WHERE id = ?').run(isoAt(t.clock.now() - 1), id);
+    t.store.sqlite
+      .prepare('UPDATE thread_messages SET attempts = 3, next_attempt_at = ? WHERE id = ?')
+      .run(isoAt(t.clock.now() - 1), id);
     await t.server.workers.outbox.drain();
     const m = message(id);
     assert.equal(smtp.attempts, 0, 'no 4th attempt');
@@ -165,7 +194,7 @@ describe('reply to a thread', () => {
     assert.equal(smtp.attempts, 0);
   });
 
-  it('records the relay\'s acceptance before anything else runs; a failure to record it is not a failed delivery', async () => {
+  it("records the relay's acceptance before anything else runs; a failure to record it is not a failed delivery", async () => {
     const mail = t.server.app.deps.providers.mail;
     const original = mail.send;
     const seen: string[] = [];
@@ -202,7 +231,11 @@ describe('reply to a thread', () => {
       assert.equal(m.attempts, 2);
       const copies = smtp.received.filter((r) => r.raw.includes('Accepted, not recorded.'));
       assert.equal(copies.length, 2, 'at least once: the unrecorded delivery is repeated');
-      assert.equal(new Set(copies.map((r) => /^Message-ID: (.*)$/m.exec(r.raw)![1])).size, 1, 'with the same Message-ID');
+      assert.equal(
+        new Set(copies.map((r) => /^Message-ID: (.*)$/m.exec(r.raw)![1])).size,
+        1,
+        'with the same Message-ID',
+      );
     } finally {
       mail.send = original;
     }
@@ -211,7 +244,9 @@ describe('reply to a thread', () => {
   it('shows the delivery status among the thread messages', async () => {
     const res = await t.get('/projects/prj_a1/sites/site_a1/threads/thr_a1/messages?limit=100', token);
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const statuses = res.body.data.data.filter((m: { direction: string }) => m.direction === 'outbound').map((m: { status: string }) => m.status);
+    const statuses = res.body.data.data
+      .filter((m: { direction: string }) => m.direction === 'outbound')
+      .map((m: { status: string }) => m.status);
     assert.ok(statuses.includes('sent') && statuses.includes('failed'), statuses.join());
   });
 
@@ -224,7 +259,11 @@ describe('reply to a thread', () => {
       [{ body: chars(10001), idempotencyKey: 'bounds-key-04' }, 422, ['body.body']],
       [{ body: chars(10), ccEmails: cc(10), idempotencyKey: 'bounds-key-05' }, 202, []],
       [{ body: chars(10), ccEmails: cc(11), idempotencyKey: 'bounds-key-06' }, 422, ['body.ccEmails']],
-      [{ body: chars(10), ccEmails: ['ok@trailgear.example', 'not an email'], idempotencyKey: 'bounds-key-07' }, 422, ['body.ccEmails.1']],
+      [
+        { body: chars(10), ccEmails: ['ok@trailgear.example', 'not an email'], idempotencyKey: 'bounds-key-07' },
+        422,
+        ['body.ccEmails.1'],
+      ],
       [{ body: chars(10), idempotencyKey: chars(7) }, 422, ['body.idempotencyKey']],
       [{ body: chars(10), idempotencyKey: chars(8, 'p') }, 202, []],
       [{ body: chars(10), idempotencyKey: chars(160, 'q') }, 202, []],
@@ -239,7 +278,12 @@ describe('reply to a thread', () => {
   });
 
   it('answers 422 when the site has no active sender, storing nothing', async () => {
-    const res = await reply(t, token, { body: 'Nobody can send this.', idempotencyKey: 'no-sender-key' }, '/projects/prj_a1/sites/site_a2/threads/thr_a2/replies');
+    const res = await reply(
+      t,
+      token,
+      { body: 'Nobody can send this.', idempotencyKey: 'no-sender-key' },
+      '/projects/prj_a1/sites/site_a2/threads/thr_a2/replies',
+    );
     assert.equal(res.status, 422);
     assert.equal(res.body.error.code, 'VALIDATION_ERROR');
     assert.match(res.body.error.message, /no active email sender/);
@@ -248,7 +292,12 @@ describe('reply to a thread', () => {
   });
 
   it('answers 404 for a thread through another site', async () => {
-    const res = await reply(t, token, { body: 'Wrong parent site.', idempotencyKey: 'wrong-site-key' }, '/projects/prj_a1/sites/site_a2/threads/thr_a1/replies');
+    const res = await reply(
+      t,
+      token,
+      { body: 'Wrong parent site.', idempotencyKey: 'wrong-site-key' },
+      '/projects/prj_a1/sites/site_a2/threads/thr_a1/replies',
+    );
     assert.equal(res.status, 404);
   });
 });

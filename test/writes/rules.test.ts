@@ -23,17 +23,59 @@ interface WriteOp {
 }
 
 const OPS: WriteOp[] = [
-  { name: 'edit draft', method: 'PATCH', path: (s) => `/projects/prj_${s}/sites/site_${s}/drafts/drf_${s === 'a1' ? 'nomsg' : s}`, scope: 'outreach:write', body: () => ({ subject: 'Subject', body: 'A body long enough to pass.' }), ok: 200 },
-  { name: 'regenerate draft', method: 'POST', path: (s) => `/projects/prj_${s}/sites/site_${s}/drafts/drf_${s === 'a1' ? 'nomsg' : s}/regenerate`, scope: 'outreach:write', body: () => ({ instruction: 'Shorter please' }), headers: (key) => ({ 'idempotency-key': key }), ok: 200 },
-  { name: 'reply', method: 'POST', path: (s) => `/projects/prj_${s}/sites/site_${s}/threads/thr_${s}/replies`, scope: 'outreach:send', body: (key) => ({ body: 'Thanks, here it is.', idempotencyKey: key }), ok: 202 },
-  { name: 'contact discovery', method: 'POST', path: (s) => `/projects/prj_${s}/prospects/pr_${s}/contact-discovery`, scope: 'contacts:write', body: (key) => ({ idempotencyKey: key }), ok: 200 },
-  { name: 'verify contact', method: 'POST', path: (s) => `/projects/prj_${s}/sites/site_${s}/contacts/con_${s}/verify`, scope: 'contacts:write', body: (key) => ({ idempotencyKey: key }), ok: 200 },
+  {
+    name: 'edit draft',
+    method: 'PATCH',
+    path: (s) => `/projects/prj_${s}/sites/site_${s}/drafts/drf_${s === 'a1' ? 'nomsg' : s}`,
+    scope: 'outreach:write',
+    body: () => ({ subject: 'Subject', body: 'A body long enough to pass.' }),
+    ok: 200,
+  },
+  {
+    name: 'regenerate draft',
+    method: 'POST',
+    path: (s) => `/projects/prj_${s}/sites/site_${s}/drafts/drf_${s === 'a1' ? 'nomsg' : s}/regenerate`,
+    scope: 'outreach:write',
+    body: () => ({ instruction: 'Shorter please' }),
+    headers: (key) => ({ 'idempotency-key': key }),
+    ok: 200,
+  },
+  {
+    name: 'reply',
+    method: 'POST',
+    path: (s) => `/projects/prj_${s}/sites/site_${s}/threads/thr_${s}/replies`,
+    scope: 'outreach:send',
+    body: (key) => ({ body: 'Thanks, here it is.', idempotencyKey: key }),
+    ok: 202,
+  },
+  {
+    name: 'contact discovery',
+    method: 'POST',
+    path: (s) => `/projects/prj_${s}/prospects/pr_${s}/contact-discovery`,
+    scope: 'contacts:write',
+    body: (key) => ({ idempotencyKey: key }),
+    ok: 200,
+  },
+  {
+    name: 'verify contact',
+    method: 'POST',
+    path: (s) => `/projects/prj_${s}/sites/site_${s}/contacts/con_${s}/verify`,
+    scope: 'contacts:write',
+    body: (key) => ({ idempotencyKey: key }),
+    ok: 200,
+  },
 ];
 
 describe('rules shared by every write operation', () => {
   let t: TestServer;
   const keyCount = () => row<{ n: number }>(t, 'SELECT COUNT(*) AS n FROM idempotency_keys').n;
-  const send = (op: WriteOp, token: string, site: string, key: string, extra: { rawBody?: string; headers?: Record<string, string>; body?: unknown } = {}) =>
+  const send = (
+    op: WriteOp,
+    token: string,
+    site: string,
+    key: string,
+    extra: { rawBody?: string; headers?: Record<string, string>; body?: unknown } = {},
+  ) =>
     t.request(op.method, op.path(site), {
       token,
       body: extra.rawBody === undefined ? (extra.body ?? op.body(key)) : undefined,
@@ -54,7 +96,10 @@ describe('rules shared by every write operation', () => {
 
   it('403 SCOPE_REQUIRED without the scope, before validation', async () => {
     for (const op of OPS) {
-      const token = tokenFor('acct_a', ALL_SCOPES.filter((s) => s !== op.scope));
+      const token = tokenFor(
+        'acct_a',
+        ALL_SCOPES.filter((s) => s !== op.scope),
+      );
       const res = await send(op, token, 'a1', 'k', { body: {} });
       assert.equal(res.status, 403, op.name);
       assert.equal(res.body.error.code, 'SCOPE_REQUIRED');
@@ -64,13 +109,21 @@ describe('rules shared by every write operation', () => {
   it('415 for a body that is not JSON, 413 over the size limit, 422 path body for malformed JSON', async () => {
     for (const op of OPS) {
       const token = tokenFor('acct_a');
-      const text = await send(op, token, 'a1', 'rules-key-415', { rawBody: 'subject=x', headers: { 'content-type': 'text/plain' } });
+      const text = await send(op, token, 'a1', 'rules-key-415', {
+        rawBody: 'subject=x',
+        headers: { 'content-type': 'text/plain' },
+      });
       assert.equal(text.status, 415, op.name);
       assert.equal(text.body.error.code, 'UNSUPPORTED_MEDIA_TYPE');
-      const big = await send(op, token, 'a1', 'rules-key-413', { body: { ...op.body('rules-key-413'), padding: 'x'.repeat(3000) } });
+      const big = await send(op, token, 'a1', 'rules-key-413', {
+        body: { ...op.body('rules-key-413'), padding: 'x'.repeat(3000) },
+      });
       assert.equal(big.status, 413, op.name);
       assert.equal(big.body.error.code, 'PAYLOAD_TOO_LARGE');
-      const malformed = await send(op, token, 'a1', 'rules-key-422', { rawBody: '{"idempotencyKey": ', headers: { 'content-type': 'application/json' } });
+      const malformed = await send(op, token, 'a1', 'rules-key-422', {
+        rawBody: '{"idempotencyKey": ',
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(malformed.status, 422, op.name);
       assert.deepEqual(malformed.body.error.details, [{ path: 'body', message: 'Malformed JSON' }]);
     }
@@ -90,7 +143,11 @@ describe('rules shared by every write operation', () => {
       const refused = await send(op, token, 'b1', `free-key-${op.name.replace(/ /g, '-')}`);
       assert.equal(refused.status, 402, op.name);
       assert.equal(refused.body.error.code, 'UPGRADE_REQUIRED');
-      const missing = await t.request(op.method, op.path('b1').replace(/(drf|thr|pr|con)_b1/, '$1_zz'), { token, body: op.body('free-key-x'), headers: op.headers?.('free-key-x') });
+      const missing = await t.request(op.method, op.path('b1').replace(/(drf|thr|pr|con)_b1/, '$1_zz'), {
+        token,
+        body: op.body('free-key-x'),
+        headers: op.headers?.('free-key-x'),
+      });
       assert.equal(missing.status, 404, `${op.name}: 404 before 402`);
     }
     assert.equal(keyCount(), 0);

@@ -25,16 +25,21 @@ it('runs passes one at a time, folds wakes during a slow pass into one more, dra
     return g;
   };
 
-  const worker = createWorker('test', 3_600_000, async () => {
-    calls++;
-    running++;
-    maxRunning = Math.max(maxRunning, running);
-    const held = holds.shift();
-    startWaiters.shift()?.();
-    if (held) await held.promise;
-    running--;
-    return due > 0 ? due-- : 0;
-  }, silentLogger);
+  const worker = createWorker(
+    'test',
+    3_600_000,
+    async () => {
+      calls++;
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      const held = holds.shift();
+      startWaiters.shift()?.();
+      if (held) await held.promise;
+      running--;
+      return due > 0 ? due-- : 0;
+    },
+    silentLogger,
+  );
 
   // A slow first pass (started by the timer) and five wakes while it runs: one more pass.
   const first = hold();

@@ -156,10 +156,16 @@ export class IdempotencyKeys {
     const row = this.keys.find(scope);
     if (!row || Date.parse(row.expires_at) <= this.clock.now()) return null;
     if (row.request_hash !== hash) {
-      throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was already used for a different request; use a new key');
+      throw new ApiError(
+        'IDEMPOTENCY_KEY_REUSED',
+        'This idempotency key was already used for a different request; use a new key',
+      );
     }
     if (row.state === 'in_flight') {
-      throw new ApiError('IDEMPOTENCY_CONFLICT', 'A request with this idempotency key is still being processed; retry later');
+      throw new ApiError(
+        'IDEMPOTENCY_CONFLICT',
+        'A request with this idempotency key is still being processed; retry later',
+      );
     }
     return { status: row.response_status!, body: row.response_body! };
   }
@@ -174,7 +180,10 @@ export class IdempotencyKeys {
   }
 
   private replay(c: AppContext, stored: StoredAnswer): Response {
-    return c.body(stored.body, stored.status as ContentfulStatusCode, { 'Content-Type': 'application/json', [REPLAYED_HEADER]: 'true' });
+    return c.body(stored.body, stored.status as ContentfulStatusCode, {
+      'Content-Type': 'application/json',
+      [REPLAYED_HEADER]: 'true',
+    });
   }
 }
 

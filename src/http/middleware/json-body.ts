@@ -22,7 +22,10 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 export const DISCARD_LIMIT_BYTES = 16 * 1024 * 1024;
 
 export function jsonBody(maxBytes: number): MiddlewareHandler<AppEnv> {
-  const tooLarge = async (reader: ReadableStreamDefaultReader<Uint8Array> | undefined, read: number): Promise<ApiError> => {
+  const tooLarge = async (
+    reader: ReadableStreamDefaultReader<Uint8Array> | undefined,
+    read: number,
+  ): Promise<ApiError> => {
     let ended = false;
     while (reader && read <= DISCARD_LIMIT_BYTES) {
       const chunk = await reader.read();
@@ -34,7 +37,12 @@ export function jsonBody(maxBytes: number): MiddlewareHandler<AppEnv> {
     }
     // Not cancelled: cancelling the body would destroy the socket before the answer is written.
     reader?.releaseLock();
-    return new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`, undefined, ended ? undefined : { Connection: 'close' });
+    return new ApiError(
+      'PAYLOAD_TOO_LARGE',
+      `The request body is larger than ${maxBytes} bytes`,
+      undefined,
+      ended ? undefined : { Connection: 'close' },
+    );
   };
   return async (c, next) => {
     const contentType = c.req.header('content-type');

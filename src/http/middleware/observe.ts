@@ -23,11 +23,16 @@ import { REPLAYED_HEADER } from './idempotency.js';
 /** The Node request/response pair @hono/node-server passes as `c.env`. */
 interface NodeBindings {
   incoming?: { socket?: { remoteAddress?: string } };
-  outgoing?: { writableFinished: boolean; once(event: 'close', listener: () => void): unknown; socket?: { bytesWritten: number } | null };
+  outgoing?: {
+    writableFinished: boolean;
+    once(event: 'close', listener: () => void): unknown;
+    socket?: { bytesWritten: number } | null;
+  };
 }
 
 const TOKEN_SHAPED = new RegExp(`${TOKEN_PREFIX}[0-9A-Za-z_]+`, 'g');
-const mask = (text: string): string => (text.includes(TOKEN_PREFIX) ? text.replace(TOKEN_SHAPED, `${TOKEN_PREFIX}[masked]`) : text);
+const mask = (text: string): string =>
+  text.includes(TOKEN_PREFIX) ? text.replace(TOKEN_SHAPED, `${TOKEN_PREFIX}[masked]`) : text;
 
 /** The matched endpoint's route template: the last matched route registered for a method (not `use`). */
 function routeTemplate(c: AppContext): string | null {
@@ -86,7 +91,8 @@ export function observe({ logger, metrics }: ObserveOptions): MiddlewareHandler<
       logger.log('info', 'request', fields);
     };
     const outgoing = env?.outgoing;
-    if (outgoing && socket && !outgoing.writableFinished) outgoing.once('close', () => emit(socket.bytesWritten - bytesBefore));
+    if (outgoing && socket && !outgoing.writableFinished)
+      outgoing.once('close', () => emit(socket.bytesWritten - bytesBefore));
     else {
       const length = c.res.headers.get('content-length');
       emit(length === null ? null : Number(length));

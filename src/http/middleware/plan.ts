@@ -14,12 +14,19 @@ import { ApiError } from '../errors.js';
  */
 export function assertWritablePlan(account: Pick<AccountRow, 'plan' | 'plan_expires_at'>, now: number): void {
   if (account.plan === 'free') {
-    throw new ApiError('UPGRADE_REQUIRED', 'Write operations need a pro or lifetime plan; this account is on the free plan');
+    throw new ApiError(
+      'UPGRADE_REQUIRED',
+      'Write operations need a pro or lifetime plan; this account is on the free plan',
+    );
   }
   if (account.plan === 'pro' && account.plan_expires_at !== null && Date.parse(account.plan_expires_at) <= now) {
-    throw new ApiError('UPGRADE_REQUIRED', `The pro plan of this account expired at ${account.plan_expires_at}; renew it to use write operations`);
+    throw new ApiError(
+      'UPGRADE_REQUIRED',
+      `The pro plan of this account expired at ${account.plan_expires_at}; renew it to use write operations`,
+    );
   }
 }
 
 /** `assertWritablePlan` for the caller of a request. */
-export const requireWritablePlan = (c: { get(key: 'caller'): { account: AccountRow } }, clock: Clock) => assertWritablePlan(c.get('caller').account, clock.now());
+export const requireWritablePlan = (c: { get(key: 'caller'): { account: AccountRow } }, clock: Clock) =>
+  assertWritablePlan(c.get('caller').account, clock.now());

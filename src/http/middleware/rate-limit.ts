@@ -23,9 +23,14 @@ export function rateLimit(limiter: SlidingWindowLimiter): MiddlewareHandler<AppE
     setResponseHeader(c, 'RateLimit', `"default";r=${decision.remaining};t=${secondsToReset}`);
     if (!decision.allowed) {
       const retryAfter = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
-      throw new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${decision.limit} requests per ${windowSeconds} s exceeded; retry after ${retryAfter} s`, undefined, {
-        'Retry-After': retryAfter,
-      });
+      throw new ApiError(
+        'RATE_LIMIT_EXCEEDED',
+        `Rate limit of ${decision.limit} requests per ${windowSeconds} s exceeded; retry after ${retryAfter} s`,
+        undefined,
+        {
+          'Retry-After': retryAfter,
+        },
+      );
     }
     await next();
   };

@@ -9,7 +9,8 @@ import { ApiError } from '../errors.js';
 
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (!c.get('caller').scopes.has(scope)) throw new ApiError('SCOPE_REQUIRED', `This operation requires the scope ${scope}`);
+    if (!c.get('caller').scopes.has(scope))
+      throw new ApiError('SCOPE_REQUIRED', `This operation requires the scope ${scope}`);
     await next();
   };
 }
