@@ -7,8 +7,9 @@
  * Values that differ per call are named with `param(name)` while building the query; every
  * other value is a constant of the statement.
  */
-import type { Compilable } from 'kysely';
+import type { Compilable, Insertable, InsertObject } from 'kysely';
 import type { Store } from './connection.js';
+import type { Database } from './schema.js';
 
 /** Marks a parameter in the compiled query's values (a string no caller's constant starts with). */
 const PARAM = '\u0000param:';
@@ -45,5 +46,28 @@ export function compileStatement<P extends string, R>(
     get: (params) => statement.get(...values(params)) as R | undefined,
     all: (params) => statement.all(...values(params)) as R[],
     run: (params) => Number(statement.run(...values(params)).changes),
+  };
+}
+
+/** One row of `table` for `rowInsert`: every column named (null for an empty nullable one). */
+export type WholeRow<T extends keyof Database> = Required<Insertable<Database[T]>>;
+
+/**
+ * An INSERT of one whole row of `table` at a time, compiled and prepared on the first call: its
+ * columns are the first row's keys (`WholeRow` names every column, so none is kept in step by
+ * hand). Synchronous, for writes inside `Store.transaction`.
+ * @throws whatever SQLite throws (a constraint, such as a duplicate id).
+ */
+export function rowInsert<T extends keyof Database & string>(store: Store, table: T): (row: WholeRow<T>) => void {
+  let insert: CompiledStatement<string, unknown> | undefined;
+  return (row) => {
+    insert ??= compileStatement<string, unknown>(store, (param) =>
+      store.db
+        .insertInto(table)
+        .values(
+          Object.fromEntries(Object.keys(row).map((column) => [column, param(column)])) as InsertObject<Database, T>,
+        ),
+    );
+    insert.run(row);
   };
 }

@@ -273,6 +273,12 @@ export interface DiscoveryJobsTable {
   updated_at: string;
 }
 
+/** A `contact_discovery` job accepted through the API, which the discovery worker runs (sql/0002). */
+export interface ContactDiscoveryWorkTable {
+  job_id: string;
+  prospect_id: string;
+}
+
 export interface DiscoveryQueriesTable {
   id: string;
   job_id: string;
@@ -381,6 +387,7 @@ export interface Database {
   email_senders: EmailSendersTable;
   discovery_jobs: DiscoveryJobsTable;
   discovery_queries: DiscoveryQueriesTable;
+  contact_discovery_work: ContactDiscoveryWorkTable;
   leads: LeadsTable;
   leads_fts: FtsTable;
   backlinks: BacklinksTable;

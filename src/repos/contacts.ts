@@ -1,13 +1,15 @@
 /**
  * Contacts of a prospect: queries and the row → API mapper (contract §2 "Contact";
  * decisions.md §11 for the status lists). The write endpoints (verify, contact discovery) reuse
- * `toContact` and `requireContactRow`; `contactVerification` writes a verdict.
+ * `toContact` and `requireContactRow`; `contactVerification` writes a verdict and
+ * `DiscoveredContacts` saves what a contact finder found.
  */
-import type { Kysely, Selectable } from 'kysely';
-import { compileStatement } from '../db/compiled.js';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import { compileStatement, rowInsert } from '../db/compiled.js';
 import type { Store } from '../db/connection.js';
 import type { ContactsTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
 import { countedTotal } from './row-counts.js';
 import type { z } from '@hono/zod-openapi';
 import type { Contact } from '../schemas/resources.js';
@@ -106,4 +108,69 @@ export function contactVerification(store: Store) {
   );
   return (contactId: string, status: ContactRow['verification_status'], now: string): ContactRow | undefined =>
     update.get({ contactId, status, now });
+}
+
+/** A contact a finder found: the fields `DiscoveredContacts.save` takes from it. */
+export type FoundContact = Pick<ContactRecord, 'email' | 'fullName' | 'role' | 'sourceUrl' | 'sourceReference'>;
+
+/**
+ * Contacts saved by contact discovery (decisions.md §10), compiled and prepared once per store;
+ * synchronous, for the idempotency transaction or the discovery worker's.
+ */
+export class DiscoveredContacts {
+  private readonly byEmail;
+  private readonly insert;
+
+  constructor(store: Store) {
+    const { db } = store;
+    this.byEmail = compileStatement(store, (param) =>
+      db
+        .selectFrom('contacts')
+        .selectAll()
+        .where('prospect_id', '=', param('prospectId'))
+        .where(sql<string>`email COLLATE NOCASE`, '=', param('email'))
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1),
+    );
+    this.insert = rowInsert(store, 'contacts');
+  }
+
+  /**
+   * Inside a transaction: `found` as a contact of `prospect` — the one it already has with that
+   * address (compared case-insensitively: `existing`), or a new one `created` with source
+   * `contact_discovery` and `provider` (the finder's name) at `now`.
+   */
+  save(
+    prospect: { id: string; siteId: string; projectId: string },
+    found: FoundContact,
+    provider: string,
+    now: string,
+  ): { outcome: 'created' | 'existing'; contact: ContactRecord } {
+    const existing = this.byEmail.get({ prospectId: prospect.id, email: found.email });
+    if (existing) return { outcome: 'existing', contact: toContact(existing) };
+    const row: ContactRow = {
+      id: newId('con'),
+      prospect_id: prospect.id,
+      site_id: prospect.siteId,
+      project_id: prospect.projectId,
+      email: found.email,
+      full_name: found.fullName,
+      role: found.role,
+      role_category: null,
+      company: null,
+      source: 'contact_discovery',
+      source_provider: provider,
+      source_url: found.sourceUrl,
+      source_reference: found.sourceReference,
+      status: 'active',
+      verification_status: 'unverified',
+      last_verified_at: null,
+      suppression_reason: null,
+      created_at: now,
+      updated_at: now,
+    };
+    this.insert(row);
+    return { outcome: 'created', contact: toContact(row) };
+  }
 }

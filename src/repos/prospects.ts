@@ -149,3 +149,8 @@ export async function requireProspect(
   if (!row) throw notFound('Prospect');
   return toProspect(row);
 }
+
+/** The row of prospect `prospectId` (any project's), or undefined when it no longer exists. */
+export async function findProspectRow(db: Kysely<Database>, prospectId: string): Promise<ProspectRow | undefined> {
+  return await db.selectFrom('prospects').selectAll().where('id', '=', prospectId).executeTakeFirst();
+}

@@ -3,12 +3,13 @@
  * "Thread"; decisions.md §5 for order, §10 for the two ids a thread answers to, §11 for the value
  * lists). The reply endpoint reuses `requireThread`.
  */
-import type { Kysely, Selectable } from 'kysely';
-import { compileStatement } from '../db/compiled.js';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import { compileStatement, rowInsert } from '../db/compiled.js';
 import type { Store } from '../db/connection.js';
 import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { THREAD_STATUSES } from '../domain/enums.js';
+import { newId } from '../domain/ids.js';
 import { countedByKey, countedTotal, keysOf } from './row-counts.js';
 import { twoPartPage } from './two-part-page.js';
 import type { z } from '@hono/zod-openapi';
@@ -218,10 +219,14 @@ export async function listThreadMessages(db: Kysely<Database>, threadId: string,
  */
 export function countOutboxMessagesByStatus(store: Store): Record<ThreadMessageRow['status'], number> {
   const counts: Record<ThreadMessageRow['status'], number> = { queued: 0, sent: 0, failed: 0 };
-  const rows = store.sqlite
-    .prepare("SELECT status, COUNT(*) AS n FROM thread_messages WHERE direction = 'outbound' GROUP BY status")
-    .all() as { status: ThreadMessageRow['status']; n: number }[];
-  for (const row of rows) counts[row.status] = row.n;
+  const byStatus = compileStatement(store, () =>
+    store.db
+      .selectFrom('thread_messages')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .where('direction', '=', sql.lit<ThreadMessageRow['direction']>('outbound'))
+      .groupBy('status'),
+  );
+  for (const row of byStatus.all({})) counts[row.status] = row.n;
   return counts;
 }
 
@@ -244,4 +249,177 @@ export function outboundCounter(store: Store) {
   return (threadId: string, now: string): void => {
     count.run({ threadId, now });
   };
+}
+
+/** A reply to queue in the outbox: its thread, sender, addresses and text. */
+export interface QueuedReply {
+  threadId: string;
+  sender: { id: string; email: string };
+  to: string[];
+  cc: string[];
+  subject: string;
+  body: string;
+}
+
+/**
+ * The outbox's statements on `thread_messages` (decisions.md §7, §10), compiled and prepared once
+ * per store; all synchronous, so the queueing side runs inside the reply's idempotency
+ * transaction. Date-times are ISO 8601 strings. The delivery rules are `src/workers/outbox.ts`'s.
+ */
+export class OutboxMessages {
+  private readonly insert;
+  private readonly lastSubject;
+  private readonly due;
+  private readonly lease;
+  private readonly sent;
+  private readonly failed;
+  private readonly retry;
+  private readonly exhausted;
+
+  constructor(store: Store) {
+    const { db } = store;
+    this.insert = rowInsert(store, 'thread_messages');
+    this.lastSubject = compileStatement(store, (param) =>
+      db
+        .selectFrom('thread_messages')
+        .select('subject')
+        .where('thread_id', '=', param('threadId'))
+        .where('subject', 'is not', null)
+        .orderBy((eb) => eb.fn.coalesce('sent_at', 'created_at'), 'desc')
+        .orderBy('id', 'desc')
+        .limit(1),
+    );
+    // The literals keep the partial index `thread_messages_outbox` (WHERE status = 'queued') usable.
+    const queued = sql.lit<ThreadMessageRow['status']>('queued');
+    this.due = compileStatement(store, (param) =>
+      db
+        .selectFrom('thread_messages as m')
+        .leftJoin('email_senders as s', 's.id', 'm.sender_id')
+        .selectAll('m')
+        .select(['s.display_name', 's.reply_to_email'])
+        .where('m.status', '=', queued)
+        .where('m.direction', '=', sql.lit<ThreadMessageRow['direction']>('outbound'))
+        .where('m.next_attempt_at', '<=', param('now'))
+        .where('m.attempts', '<', param<number>('maxAttempts'))
+        .orderBy('m.next_attempt_at')
+        .orderBy('m.id')
+        .limit(param<number>('limit')),
+    );
+    this.lease = compileStatement(store, (param) =>
+      db
+        .updateTable('thread_messages')
+        .set({ attempts: param<number>('attempt'), next_attempt_at: param('retryAt'), updated_at: param('now') })
+        .where('id', '=', param('id'))
+        .where('status', '=', queued)
+        .where('attempts', '=', param<number>('attempts')),
+    );
+    this.sent = compileStatement(store, (param) =>
+      db
+        .updateTable('thread_messages')
+        .set({
+          status: 'sent',
+          sent_at: param('now'),
+          next_attempt_at: null,
+          last_error: null,
+          updated_at: param('now'),
+        })
+        .where('id', '=', param('id')),
+    );
+    this.failed = compileStatement(store, (param) =>
+      db
+        .updateTable('thread_messages')
+        .set({ status: 'failed', next_attempt_at: null, last_error: param('error'), updated_at: param('now') })
+        .where('id', '=', param('id')),
+    );
+    this.retry = compileStatement(store, (param) =>
+      db
+        .updateTable('thread_messages')
+        .set({ last_error: param('error'), updated_at: param('now') })
+        .where('id', '=', param('id')),
+    );
+    this.exhausted = compileStatement(store, (param) =>
+      db
+        .updateTable('thread_messages')
+        .set({
+          status: 'failed',
+          next_attempt_at: null,
+          updated_at: param('now'),
+          last_error: sql<string>`'the process stopped during attempt ' || attempts || ' of ' || ${param<number>('max')} || '; whether the relay accepted it is unknown, and it is not attempted again'`,
+        })
+        .where('status', '=', queued)
+        .where('direction', '=', sql.lit<ThreadMessageRow['direction']>('outbound'))
+        .where('next_attempt_at', 'is not', null)
+        .where('attempts', '>=', param<number>('max')),
+    );
+  }
+
+  /** Inserts `reply` as an outbound message `queued` and due at `now`; returns its id (`msg_…`). */
+  enqueue(reply: QueuedReply, now: string): string {
+    const row: ThreadMessageRow = {
+      id: newId('msg'),
+      thread_id: reply.threadId,
+      direction: 'outbound',
+      status: 'queued',
+      from_email: reply.sender.email,
+      to_emails: JSON.stringify(reply.to),
+      cc_emails: JSON.stringify(reply.cc),
+      subject: reply.subject,
+      body: reply.body,
+      sent_at: null,
+      sender_id: reply.sender.id,
+      attempts: 0,
+      next_attempt_at: now,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    };
+    this.insert(row);
+    return row.id;
+  }
+
+  /** The subject of the thread's latest message that has one (sent, else created, last), if any. */
+  latestSubject(threadId: string): string | null | undefined {
+    return this.lastSubject.get({ threadId })?.subject;
+  }
+
+  /**
+   * Up to `limit` outbound messages `queued`, due at `now` and with fewer than `maxAttempts`
+   * attempts, soonest first, with their sender's `display_name` and `reply_to_email`.
+   */
+  dueMessages(now: string, maxAttempts: number, limit: number) {
+    return this.due.all({ now, maxAttempts, limit });
+  }
+
+  /**
+   * Counts attempt `attempts + 1` of message `id` and moves its `next_attempt_at` to `retryAt`,
+   * in one statement, if it is still `queued` with `attempts` attempts; false when it is not
+   * (another pass took it).
+   */
+  leaseAttempt(id: string, attempts: number, retryAt: string, now: string): boolean {
+    return this.lease.run({ id, attempts, attempt: attempts + 1, retryAt, now }) > 0;
+  }
+
+  /** The relay accepted message `id`: `sent` at `now`, nothing due. */
+  markSent(id: string, now: string): void {
+    this.sent.run({ id, now });
+  }
+
+  /** Message `id` is given up: `failed` with `error`, nothing due. */
+  markFailed(id: string, error: string, now: string): void {
+    this.failed.run({ id, error, now });
+  }
+
+  /** An attempt of message `id` failed and is retried when its lease said: records `error`. */
+  noteRetry(id: string, error: string, now: string): void {
+    this.retry.run({ id, error, now });
+  }
+
+  /**
+   * Marks `failed` the outbound messages still `queued` with `max` attempts or more used (a
+   * process stopped during their last attempt, or `outbox.maxAttempts` was lowered); returns how
+   * many. Call only when no attempt of this process is under way.
+   */
+  failExhausted(max: number, now: string): number {
+    return this.exhausted.run({ max, now });
+  }
 }

@@ -230,3 +230,19 @@ export function meStatement(store: Store) {
       .where('t.id', '=', param('tokenId')),
   );
 }
+
+/**
+ * Authentication's write, compiled and prepared once per store: sets token `tokenId`'s
+ * `last_used_at` to `now` (ISO 8601). The caller decides how often (at most once a minute).
+ */
+export function tokenUseRecorder(store: Store): (tokenId: string, now: string) => void {
+  const touch = compileStatement(store, (param) =>
+    store.db
+      .updateTable('api_tokens')
+      .set({ last_used_at: param('now') })
+      .where('id', '=', param('tokenId')),
+  );
+  return (tokenId, now) => {
+    touch.run({ tokenId, now });
+  };
+}

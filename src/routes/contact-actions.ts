@@ -20,7 +20,7 @@ import {
   SiteIdParam,
   jsonRequestBody,
 } from '../schemas/writes.js';
-import { ContactDiscoveryStore, prospectFacts } from '../workers/contact-discovery.js';
+import { ContactDiscovery, prospectFacts } from '../workers/contact-discovery.js';
 import { requireCallerProject, requireCallerSite } from './lookups.js';
 
 const DISCOVERY_PATH = '/prospects/{prospectId}/contact-discovery';
@@ -73,7 +73,7 @@ const verifyRoute = (group: Group, maxBodyBytes: number) =>
 export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config, providers } = deps;
   const keys = new IdempotencyKeys(store, clock);
-  const discovery = new ContactDiscoveryStore(store);
+  const discovery = new ContactDiscovery(store);
   const setVerification = contactVerification(store);
   const { maxBodyBytes } = config.limits;
 

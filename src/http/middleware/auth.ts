@@ -8,7 +8,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { isoAt } from '../../domain/clock.js';
 import { hashToken, isWellFormedToken } from '../../domain/tokens.js';
-import { cachedTokenLookup } from '../../repos/tokens.js';
+import { cachedTokenLookup, tokenUseRecorder } from '../../repos/tokens.js';
 import type { AppDeps, AppEnv } from '../context.js';
 import { unauthorized } from '../errors.js';
 
@@ -19,7 +19,7 @@ export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const { store, clock } = deps;
   // Kept in process until the store's data changes: a revocation counts from the next request.
   const findToken = cachedTokenLookup(store);
-  const touch = store.sqlite.prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ?');
+  const touch = tokenUseRecorder(store);
   const lastTouched = new Map<string, number>();
   // A reset puts last_used_at back: touch again on the next request, as after a start.
   store.onReset(() => lastTouched.clear());
@@ -33,7 +33,7 @@ export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (!found || found.revoked || (found.expiresAtMs !== null && found.expiresAtMs <= now)) throw unauthorized(header);
     if (now - (lastTouched.get(found.tokenId) ?? 0) >= LAST_USED_RESOLUTION_MS) {
       lastTouched.set(found.tokenId, now);
-      touch.run(isoAt(now), found.tokenId);
+      touch(found.tokenId, isoAt(now));
     }
     c.set('caller', { account: found.account, tokenId: found.tokenId, scopes: found.scopes });
     await next();
