@@ -1,27 +1,15 @@
 /**
- * The `outreach-api` command line as an operator uses it: real processes on a real database
- * file (decisions.md §12).
+ * The `outreach-api` command line as an operator uses it, on a real database file
+ * (decisions.md §12): commands run in this process with their output captured (what they print,
+ * the exit code), and `serve` as a real process that keeps running and answers HTTP.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const BIN = fileURLToPath(new URL('../bin/outreach-api.js', import.meta.url));
-
-function cli(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { before, describe, it } from 'node:test';
+import { cli, cliProcess, serveProcess } from './helpers/cli.js';
+import { sleep } from './helpers/ports.js';
 
 describe('outreach-api CLI', () => {
   let dir: string;
@@ -35,7 +23,8 @@ describe('outreach-api CLI', () => {
     const help = await cli(['tokens', 'create', '--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /--expires-in/);
-    const unknown = await cli(['frobnicate']);
+    // A real process: the executable exits with the code the CLI answers.
+    const unknown = await cliProcess(['frobnicate']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown command/);
     const badPort = await cli(['--db', db, 'serve', '--port', 'eighty']);
@@ -82,7 +71,7 @@ describe('outreach-api CLI', () => {
     assert.match(res.stdout.trim(), /^\d+\.\d+\.\d+/);
   });
 
-  it('imports a hand-written document, creates a token, and serves that data to it', async () => {
+  it('imports a hand-written document, creates a token, and serves that data to it (serve --demo leaves it alone)', async () => {
     const doc = join(dir, 'mine.json');
     writeFileSync(
       doc,
@@ -144,19 +133,10 @@ describe('outreach-api CLI', () => {
     assert.ok(!listed.stdout.includes(token), 'tokens list never shows the token');
     assert.ok(listed.stdout.includes(token.slice(-4)));
 
-    const server = spawn(process.execPath, [BIN, '--db', db, 'serve', '--port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    // `--demo` on a database that holds data: it serves that data and says the demo token is not one here.
+    const server = await serveProcess(['--db', db, 'serve', '--demo', '--port', '0']);
     try {
-      const origin = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        server.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const match = /listening on (http:\/\/\S+)/.exec(out);
-          if (match) resolve(match[1]!);
-        });
-        server.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-      });
+      const { origin } = server;
       const res = await fetch(`${origin}/api/public/v1/projects/prj_cli/sites`, {
         headers: { authorization: `Bearer ${token}` },
       });
@@ -172,38 +152,28 @@ describe('outreach-api CLI', () => {
         data: { createdAt: string };
       };
       assert.equal(project.data.createdAt, '2026-01-01T09:00:00.000Z', 'date-times are returned normalised to UTC');
+      await sleep(200); // the rest of the banner
+      const banner = server.stdout();
+      assert.doesNotMatch(banner, /oapi_demo_|curl/);
+      assert.match(banner, /Using the existing database/);
+      assert.match(banner, /not an active token here\. It holds 1 account\(s\) \(acct_cli\)/);
+      assert.match(banner, /tokens create --account <accountId>/);
     } finally {
-      server.kill('SIGTERM');
+      await server.close();
     }
   });
 
-  it('serve --demo prints the demo token only where it is an active token, else what the database holds', async () => {
-    const banner = async (file: string) => {
-      const server = spawn(process.execPath, [BIN, '--db', file, 'serve', '--demo', '--port', '0'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      try {
-        return await new Promise<string>((resolve, reject) => {
-          let out = '';
-          server.stdout.on('data', (chunk: Buffer) => {
-            out += chunk.toString();
-            if (/reference: .*\n(?:[\s\S]*\n)?/.test(out) && /listening on/.test(out))
-              setTimeout(() => resolve(out), 200);
-          });
-          server.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
-        });
-      } finally {
-        server.kill('SIGTERM');
-      }
-    };
-    const demo = await banner(join(dir, 'demo.db'));
-    assert.match(demo, /demo token \(every scope\): oapi_demo_/);
-    assert.match(demo, /curl -s -H "Authorization: Bearer oapi_demo_/);
-    // `db` holds the hand-written document of the test above: no demo token there.
-    const other = await banner(db);
-    assert.doesNotMatch(other, /oapi_demo_|curl/);
-    assert.match(other, /not an active token here\. It holds 1 account\(s\) \(acct_cli\)/);
-    assert.match(other, /tokens create --account <accountId>/);
+  it('serve --demo on a new database seeds it and prints the demo token and a curl line', async () => {
+    const server = await serveProcess(['--db', join(dir, 'demo.db'), 'serve', '--demo', '--port', '0']);
+    try {
+      await sleep(200); // the rest of the banner
+      const banner = server.stdout();
+      assert.match(banner, /Created .*demo\.db with the demo data/);
+      assert.match(banner, /demo token \(every scope\): oapi_demo_/);
+      assert.match(banner, /curl -s -H "Authorization: Bearer oapi_demo_/);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a bad import with status 1, naming the record, and leaves the database unchanged', async () => {
@@ -229,6 +199,4 @@ describe('outreach-api CLI', () => {
     const accounts = await cli(['--db', db, 'accounts', 'list']);
     assert.ok(!accounts.stdout.includes('acct_new'), 'the account of the refused file was not written');
   });
-
-  after(() => undefined);
 });

@@ -12,8 +12,10 @@
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
 import type { Config } from '../config.js';
+import type { CliIo } from './io.js';
 import { openStore } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
@@ -44,11 +46,13 @@ export function summaryLines(summary: PassSummary): string[] {
  * Registers `backlinks check` on `program`.
  * @param configOf the CLI's configuration of a command (global `--db`, `--config`).
  * @param fail turns a message into the CLI's one-line failure (exit code 1).
+ * @param io the summary goes to its stdout, progress and log lines to its stderr.
  */
 export function registerBacklinksCommand(
   program: Command,
   configOf: (command: Command) => Config,
   fail: (message: string) => Error,
+  io: Pick<CliIo, 'stdout' | 'stderr'>,
 ): void {
   const backlinks = program.command('backlinks').description('the tracked backlinks');
   backlinks
@@ -82,10 +86,10 @@ export function registerBacklinksCommand(
           store,
           clock: systemClock,
           config,
-          logger: createLogger({ ...config.log, destination: process.stderr }),
+          logger: createLogger({ ...config.log, destination: io.stderr }),
         };
         const total = await countPass(deps, { scope, all: options.all });
-        const progress = process.stderr.isTTY ? barProgress(total) : lineProgress(total);
+        const progress = io.stderr.isTTY ? barProgress(io.stderr, total) : lineProgress(io.stderr, total);
         const summary = await runMonitorPass(deps, {
           scope,
           all: options.all,
@@ -93,7 +97,7 @@ export function registerBacklinksCommand(
           onCheck: progress.onCheck,
         });
         progress.done();
-        for (const line of summaryLines(summary)) process.stdout.write(`${line}\n`);
+        for (const line of summaryLines(summary)) io.stdout.write(`${line}\n`);
         if (controller.signal.aborted)
           throw fail('interrupted: the checks above are recorded; the other backlinks stay due');
       } finally {
@@ -110,10 +114,10 @@ interface Progress {
 }
 
 /** A cli-progress bar on stderr with the running counts. */
-function barProgress(total: number): Progress {
+function barProgress(stream: Writable, total: number): Progress {
   const counts: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
   const bar = new SingleBar({
-    stream: process.stderr,
+    stream,
     format:
       'checking {bar} {value}/{total} | live {live} changed {changed} lost {lost} blocked {blocked} error {error} | {duration_formatted}',
     hideCursor: true,
@@ -132,12 +136,12 @@ function barProgress(total: number): Progress {
 }
 
 /** One line per recorded check on stderr, e.g. `[3/40] bl_1 lost`, for logs and pipes. */
-function lineProgress(total: number): Progress {
+function lineProgress(stream: Writable, total: number): Progress {
   let done = 0;
   return {
     onCheck({ backlinkId, status, error }) {
       done++;
-      process.stderr.write(`[${done}/${Math.max(done, total)}] ${backlinkId} ${status}${error ? `: ${error}` : ''}\n`);
+      stream.write(`[${done}/${Math.max(done, total)}] ${backlinkId} ${status}${error ? `: ${error}` : ''}\n`);
     },
     done() {},
   };

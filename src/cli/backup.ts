@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import type { Config } from '../config.js';
+import type { CliIo } from './io.js';
 import { backupTo } from '../db/backup.js';
 import { openStore } from '../db/connection.js';
 
@@ -15,11 +16,13 @@ const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
  * Registers the command on `program`.
  * @param configOf the CLI's configuration of a command (global `--db`, `--config`).
  * @param fail turns a message into the CLI's one-line failure (exit code 1).
+ * @param io where the report goes (the CLI's stdout).
  */
 export function registerBackupCommand(
   program: Command,
   configOf: (command: Command) => Config,
   fail: (message: string) => Error,
+  io: Pick<CliIo, 'stdout'>,
 ): void {
   program
     .command('backup')
@@ -33,7 +36,7 @@ export function registerBackupCommand(
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
         const { bytes, durationMs } = backupTo(store, file);
-        process.stdout.write(
+        io.stdout.write(
           `backed up ${config.db.path} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`,
         );
       } catch (error) {

@@ -28,6 +28,7 @@ import { VERSION } from '../version.js';
 import { registerBacklinksCommand } from './backlinks.js';
 import { registerBackupCommand } from './backup.js';
 import { parseDuration } from './duration.js';
+import { type CliIo, processIo } from './io.js';
 import { HELP_CONFIGURATION, envOf } from './help.js';
 
 /** A failure to report in one line, without a stack. */
@@ -38,9 +39,9 @@ interface GlobalOptions {
   config?: string;
 }
 
-function configOf(command: Command, overrides: Record<string, unknown> = {}): Config {
+function configOf(command: Command, io: CliIo, overrides: Record<string, unknown> = {}): Config {
   const globals = command.optsWithGlobals<GlobalOptions>();
-  return loadConfig(globals.config, process.env, { db: globals.db, ...overrides });
+  return loadConfig(globals.config, io.env, { db: globals.db, ...overrides });
 }
 
 async function withStore<T>(config: Config, fn: (store: Store) => T | Promise<T>): Promise<T> {
@@ -53,12 +54,9 @@ async function withStore<T>(config: Config, fn: (store: Store) => T | Promise<T>
   }
 }
 
-const print = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
 const now = () => isoAt(systemClock.now());
 
-function table(rows: Record<string, unknown>[]): void {
+function table(print: (line: string) => void, rows: Record<string, unknown>[]): void {
   if (rows.length === 0) {
     print('(none)');
     return;
@@ -88,8 +86,12 @@ function parseScopes(value: string): string[] {
   return scopes;
 }
 
-export function buildCli(): Command {
+export function buildCli(io: CliIo = processIo()): Command {
+  const print = (line = ''): void => {
+    io.stdout.write(`${line}\n`);
+  };
   const program = new Command('outreach-api')
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .description('Self-hosted Scoped Outreach, Prospecting and Backlink REST API v1')
     .version(VERSION, '-v, --version')
     .option('--db <path>', `SQLite database file (default ./data/outreach.db; env ${envOf('db.path')})`)
@@ -122,7 +124,7 @@ export function buildCli(): Command {
         options: { host?: string; port?: number; import?: string; demo?: boolean; fixture?: boolean; seed?: string },
         command: Command,
       ) => {
-        const config = configOf(command, {
+        const config = configOf(command, io, {
           'server.host': options.host,
           'server.port': options.port,
           'fixture.enabled': options.fixture,
@@ -133,7 +135,7 @@ export function buildCli(): Command {
           throw new CliError(
             '--db :memory: needs --demo or --import: an empty in-memory database has no account to serve',
           );
-        requireProviderSettings(config); // before the database is touched
+        requireProviderSettings(config, io.env); // before the database is touched
         limitYoungGeneration();
         const logger = createLogger(config.log);
         const fresh = !existsSync(config.db.path);
@@ -200,7 +202,7 @@ export function buildCli(): Command {
     .command('migrate')
     .description('create or upgrade the database schema')
     .action(async (_options: unknown, command: Command) => {
-      const config = configOf(command);
+      const config = configOf(command, io);
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
         const applied = migrate(store);
@@ -219,7 +221,7 @@ export function buildCli(): Command {
     .description('import a JSON document (see the README); all or nothing')
     .argument('<file>', 'the import document')
     .action(async (file: string, _options: unknown, command: Command) => {
-      const config = configOf(command);
+      const config = configOf(command, io);
       const { importFile } = await import('../import/index.js');
       await withStore(config, (store) => {
         const summary = importFile(store, file);
@@ -238,7 +240,7 @@ export function buildCli(): Command {
     .description('load the deterministic demo dataset')
     .requiredOption('--demo', 'the demo dataset (the only one there is)')
     .action(async (_options: unknown, command: Command) => {
-      const config = configOf(command);
+      const config = configOf(command, io);
       const { seedDemo, DEMO_TOKEN } = await import('../seed/demo.js');
       await withStore(config, (store) => {
         seedDemo(store);
@@ -267,7 +269,7 @@ export function buildCli(): Command {
           if (Number.isNaN(ms)) throw new CliError(`--plan-expires-at: not a date: ${options.planExpiresAt}`);
           planExpiresAt = isoAt(ms);
         }
-        await withStore(configOf(command), (store) => {
+        await withStore(configOf(command, io), (store) => {
           if (options.id && store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(options.id))
             throw new CliError(`account ${options.id} already exists`);
           const row = createAccount(
@@ -283,8 +285,9 @@ export function buildCli(): Command {
     .command('list')
     .description('list accounts')
     .action(async (_options: unknown, command: Command) => {
-      await withStore(configOf(command), (store) =>
+      await withStore(configOf(command, io), (store) =>
         table(
+          print,
           listAccounts(store).map((a) => ({
             id: a.id,
             email: a.email,
@@ -317,7 +320,7 @@ export function buildCli(): Command {
     )
     .action(
       async (options: { account: string; name: string; scopes: string[]; expiresIn?: number }, command: Command) => {
-        await withStore(configOf(command), (store) => {
+        await withStore(configOf(command, io), (store) => {
           const nowMs = systemClock.now();
           const { row, token } = createToken(
             store,
@@ -330,7 +333,7 @@ export function buildCli(): Command {
             isoAt(nowMs),
           );
           print(token);
-          process.stderr.write(
+          io.stderr.write(
             `token ${row.id} created for account ${row.account_id}; store it now, it is not shown again\n`,
           );
         });
@@ -341,9 +344,10 @@ export function buildCli(): Command {
     .description('list tokens (never their values)')
     .option('--account <id>', 'only this account')
     .action(async (options: { account?: string }, command: Command) => {
-      await withStore(configOf(command), (store) => {
+      await withStore(configOf(command, io), (store) => {
         const at = now();
         table(
+          print,
           listTokens(store, options.account).map((t) => ({
             id: t.id,
             account: t.account_id,
@@ -363,7 +367,7 @@ export function buildCli(): Command {
     .description('revoke a token; effective on its next request')
     .argument('<id>', 'token id (see tokens list)')
     .action(async (id: string, _options: unknown, command: Command) => {
-      await withStore(configOf(command), (store) => {
+      await withStore(configOf(command, io), (store) => {
         if (!revokeToken(store, id, now())) throw new CliError(`no active token with id ${id}`);
         print(`revoked ${id}`);
       });
@@ -371,13 +375,15 @@ export function buildCli(): Command {
 
   registerBackupCommand(
     program,
-    (command) => configOf(command),
+    (command) => configOf(command, io),
     (message) => new CliError(message),
+    io,
   );
   registerBacklinksCommand(
     program,
-    (command) => configOf(command),
+    (command) => configOf(command, io),
     (message) => new CliError(message),
+    io,
   );
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)])
@@ -385,10 +391,13 @@ export function buildCli(): Command {
   return program;
 }
 
-/** Runs the CLI with `argv` (without node and script). Resolves to the exit code. */
-export async function runCli(argv: string[]): Promise<number> {
+/**
+ * Runs the CLI with `argv` (without node and script), writing to `io` (default: the process's
+ * stdout and stderr, reading its environment). Resolves to the exit code.
+ */
+export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
   try {
-    await buildCli().parseAsync(argv, { from: 'user' });
+    await buildCli(io).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
@@ -398,10 +407,10 @@ export async function runCli(argv: string[]): Promise<number> {
       error instanceof TokenError ||
       (error as Error).name === 'ImportError'
     ) {
-      process.stderr.write(`outreach-api: ${(error as Error).message}\n`);
+      io.stderr.write(`outreach-api: ${(error as Error).message}\n`);
       return 1;
     }
-    process.stderr.write(`outreach-api: ${(error as Error).message ?? String(error)}\n`);
+    io.stderr.write(`outreach-api: ${(error as Error).message ?? String(error)}\n`);
     return 1;
   }
 }

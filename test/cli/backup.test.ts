@@ -6,31 +6,13 @@
  * equal the rows in the copy (each write transaction changes both).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { cli, cliProcess } from '../helpers/cli.js';
 import type { TestServer } from '../helpers/harness.js';
 import { startWriteServer } from '../writes/helpers.js';
-
-const BIN = fileURLToPath(new URL('../../bin/outreach-api.js', import.meta.url));
-
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, OUTREACH_API_LOG_LEVEL: 'silent' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('backup', () => {
   let t: TestServer;
@@ -68,7 +50,8 @@ describe('backup', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const before = count();
     const copy = join(t.dir, 'copy.db');
-    const result = await runCli(['backup', copy, '--db', db]);
+    // A separate process, so this one keeps writing while it copies.
+    const result = await cliProcess(['backup', copy, '--db', db], { OUTREACH_API_LOG_LEVEL: 'silent' });
     const after = count();
     writing = false;
     await writer;
@@ -104,10 +87,10 @@ describe('backup', () => {
   it('refuses an existing file and a missing database, exit code 1', async () => {
     const existing = join(t.dir, 'exists.db');
     writeFileSync(existing, 'keep me');
-    const refused = await runCli(['backup', existing, '--db', db]);
+    const refused = await cli(['backup', existing, '--db', db]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /already exists/);
-    const missing = await runCli(['backup', join(t.dir, 'x.db'), '--db', join(t.dir, 'nope.db')]);
+    const missing = await cli(['backup', join(t.dir, 'x.db'), '--db', join(t.dir, 'nope.db')]);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no database at/);
     assert.ok(!existsSync(join(t.dir, 'nope.db')), 'no database created');

@@ -4,13 +4,10 @@
  * its options.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { Command } from 'commander';
 import { buildCli } from '../../src/cli/index.js';
-
-const BIN = fileURLToPath(new URL('../../bin/outreach-api.js', import.meta.url));
+import { cli } from '../helpers/cli.js';
 const all = (command: Command): Command[] => command.commands.flatMap((c) => [c, ...all(c)]);
 
 describe('CLI help', () => {
@@ -32,8 +29,10 @@ describe('CLI help', () => {
     }
   });
 
-  it('names the environment variables of serve’s options', () => {
-    const help = execFileSync(process.execPath, [BIN, 'serve', '--help'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+  it('names the environment variables of serve’s options', async () => {
+    const res = await cli(['serve', '--help']);
+    assert.equal(res.code, 0);
+    const help = res.stdout.replace(/\s+/g, ' ');
     for (const name of ['OUTREACH_API_SERVER_HOST', 'OUTREACH_API_SERVER_PORT', 'OUTREACH_API_DB'])
       assert.ok(help.includes(name), `${name} in serve --help`);
   });

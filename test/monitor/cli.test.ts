@@ -1,22 +1,22 @@
 /**
- * `outreach-api backlinks check` as an operator runs it: a real process on a real database file
- * against a local site (decisions.md §13), its summary table and exit codes, and a process
- * killed with SIGKILL mid-pass, which loses no check it reported and leaves none half-written.
+ * `outreach-api backlinks check` as an operator runs it, on a real database file against a local
+ * site (decisions.md §13): its summary table and exit codes (run in this process), and a real
+ * process killed with SIGKILL mid-pass, which loses no check it reported and leaves none
+ * half-written.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
+import { BIN, cli as runCli } from '../helpers/cli.js';
 import { assertConsistent, documentOf, TARGET, type BacklinkSpec } from './helpers.js';
 import { html, startTestSite, type TestSite } from './site.js';
 
-const BIN = fileURLToPath(new URL('../../bin/outreach-api.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'outreach-monitor-cli-'));
 const config = join(dir, 'config.json');
 writeFileSync(config, JSON.stringify({ monitor: { allowPrivateNetworks: true, perHostDelayMs: 0, concurrency: 2 } }));
@@ -39,18 +39,8 @@ async function database(name: string, backlinks: BacklinkSpec[]): Promise<string
   return path;
 }
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, '--config', config, ...args],
-      { env: { PATH: process.env.PATH } },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+/** `backlinks check` in this process with the test's config file and no OUTREACH_API_* variables. */
+const cli = (args: string[]) => runCli(['--config', config, ...args]);
 
 async function withStore<T>(path: string, fn: (store: Store) => T): Promise<T> {
   const store = await openStore(path);

@@ -1,0 +1,84 @@
+/**
+ * The `outreach-api` command line run two ways: in this process (`runCli` with captured stdout
+ * and stderr and its own environment: no process start-up, for what a command prints and the exit
+ * code it answers) and as a real process from `bin/outreach-api.js` (for what only a process
+ * shows: signals, a server that keeps running, another process writing meanwhile).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/index.js';
+
+/** The source checkout's executable (runs src/main.ts through tsx). */
+export const BIN = fileURLToPath(new URL('../../bin/outreach-api.js', import.meta.url));
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A stream that keeps what is written to it. */
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/**
+ * Runs `outreach-api ARGS` in this process. `env` is the whole environment the CLI reads (none
+ * of this process's), so a test states every variable it relies on.
+ */
+export async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await runCli(args, { stdout, stderr, env });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+/** Runs `outreach-api ARGS` as a real process with `env` added to this process's environment. */
+export function cliProcess(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+export interface ServeProcess {
+  /** http://127.0.0.1:PORT, read from the "listening on" line. */
+  origin: string;
+  /** What the process printed on stdout so far. */
+  stdout(): string;
+  /** Sends SIGTERM and waits for the process to end. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `outreach-api ARGS` (a `serve` command line) as a real process and resolves once it
+ * prints that it listens (rejects if it exits first). Close it in a `finally`.
+ */
+export function serveProcess(args: string[], env: Record<string, string> = {}): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const close = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    return closed;
+  };
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}${err}`)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve({ origin: match[1]!, stdout: () => out, close });
+    });
+  });
+}
