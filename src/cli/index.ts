@@ -12,7 +12,6 @@ import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
 import { limitYoungGeneration } from '../heap.js';
 import { createLogger } from '../logger.js';
-import { hashToken } from '../domain/tokens.js';
 import {
   TokenError,
   cachedTokenLookup,
@@ -155,7 +154,7 @@ export function buildCli(io: CliIo = processIo()): Command {
             print(`Created ${config.db.path} with the demo data.`);
           } else print(`Using the existing database ${config.db.path}.`);
           // Promise the demo token only where it works: present, not revoked, not expired.
-          const found = cachedTokenLookup(store)(hashToken(DEMO_TOKEN));
+          const found = cachedTokenLookup(store)(DEMO_TOKEN);
           if (found && !found.revoked && (found.expiresAtMs === null || found.expiresAtMs > systemClock.now()))
             demoToken = DEMO_TOKEN;
           else {

@@ -147,15 +147,17 @@ export interface TokenForAuth {
 const TOKEN_CACHE_SIZE = 1024;
 
 /**
- * A token lookup by hash (`hashToken`) for authenticating every request, with the answers kept
- * in process until the store's data changes (`Store.changeStamp()`: any write on this
- * connection, a commit by another process such as `outreach-api tokens revoke`, or
- * `Store.markChanged()`), so a revocation takes effect on the very next request; expiry is
- * checked by the caller against its clock. A hit costs the change stamp instead of the
- * token/account join. Unknown hashes are not kept.
- * @returns `find(tokenHash)`: the token, or undefined when no token has that hash.
+ * A token lookup for authenticating every request, with the answers kept in process until the
+ * store's data changes (`Store.changeStamp()`: any write on this connection, a commit by another
+ * process such as `outreach-api tokens revoke`, or `Store.markChanged()`), so a revocation takes
+ * effect on the very next request; expiry is checked by the caller against its clock. A hit costs
+ * the change stamp and a map lookup keyed by the presented token, instead of its SHA-256 and the
+ * token/account join; the raw token is kept only in this process's memory, as it is while its
+ * request is served. Tokens that match nothing are not kept.
+ * @returns `find(token)`: the token (a well-formed `oapi_…` string), or undefined when no token
+ *   has its hash.
  */
-export function cachedTokenLookup(store: Store): (tokenHash: string) => TokenForAuth | undefined {
+export function cachedTokenLookup(store: Store): (token: string) => TokenForAuth | undefined {
   const statement = store.sqlite.prepare(`
     SELECT t.id AS token_id, t.scopes, t.expires_at, t.revoked_at,
            a.id, a.email, a.name, a.plan, a.plan_expires_at, a.created_at, a.updated_at
@@ -163,15 +165,15 @@ export function cachedTokenLookup(store: Store): (tokenHash: string) => TokenFor
     WHERE t.token_hash = ?`);
   let stamp = '';
   const cache = new Map<string, TokenForAuth>();
-  return (tokenHash) => {
+  return (presented) => {
     const now = store.changeStamp();
     if (now !== stamp || cache.size >= TOKEN_CACHE_SIZE) {
       cache.clear();
       stamp = now;
     }
-    const hit = cache.get(tokenHash);
+    const hit = cache.get(presented);
     if (hit) return hit;
-    const row = statement.get(tokenHash) as
+    const row = statement.get(hashToken(presented)) as
       | (AccountRow & { token_id: string; scopes: string; expires_at: string | null; revoked_at: string | null })
       | undefined;
     if (!row) return undefined;
@@ -183,7 +185,7 @@ export function cachedTokenLookup(store: Store): (tokenHash: string) => TokenFor
       expiresAtMs: expires_at === null ? null : Date.parse(expires_at),
       revoked: revoked_at !== null,
     };
-    cache.set(tokenHash, token);
+    cache.set(presented, token);
     return token;
   };
 }

@@ -54,14 +54,15 @@ describe('the token cache', () => {
       { accountId: 'acct_c', name: 'cached', scopes: ['projects:read'], expiresAt: null },
       isoAt(t.clock.now()),
     );
-    const hash = hashToken(token);
-    assert.equal(find(hash)?.tokenId, row.id);
-    assert.equal(find(hash)?.tokenId, row.id);
+    assert.equal(find(token)?.tokenId, row.id);
+    assert.equal(find(token)?.tokenId, row.id);
     assert.equal(lookups.n, 1, 'the second lookup came from the cache');
     t.store.markChanged();
-    assert.equal(find(hash)?.tokenId, row.id);
+    assert.equal(find(token)?.tokenId, row.id);
     assert.equal(lookups.n, 2, 'markChanged() empties the cache (e.g. after a restore in place)');
-    assert.equal(find(hashToken(`${token}x`)), undefined);
+    assert.equal(find(`${token}x`), undefined);
+    assert.equal(find(`${token}x`), undefined);
+    assert.equal(lookups.n, 4, 'a token that matches nothing is looked up every time, never kept');
   });
 
   it('sees a scope change committed by another connection on the next request', async () => {

@@ -7,7 +7,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { isoAt } from '../../domain/clock.js';
-import { hashToken, isWellFormedToken } from '../../domain/tokens.js';
+import { isWellFormedToken } from '../../domain/tokens.js';
 import { cachedTokenLookup, tokenUseRecorder } from '../../repos/tokens.js';
 import type { AppDeps, AppEnv } from '../context.js';
 import { unauthorized } from '../errors.js';
@@ -28,7 +28,7 @@ export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
     const header = c.req.header('authorization');
     const token = header ? BEARER.exec(header)?.[1] : undefined;
     if (!token || !isWellFormedToken(token)) throw unauthorized(header);
-    const found = findToken(hashToken(token));
+    const found = findToken(token);
     const now = clock.now();
     if (!found || found.revoked || (found.expiresAtMs !== null && found.expiresAtMs <= now)) throw unauthorized(header);
     if (now - (lastTouched.get(found.tokenId) ?? 0) >= LAST_USED_RESOLUTION_MS) {
