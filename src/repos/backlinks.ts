@@ -2,7 +2,8 @@
  * Tracked backlinks and their checks: queries and the row → API mappers (contract §2 "Backlink",
  * "Backlink check"; decisions.md §5 for order and `hasCheckError`).
  */
-import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { precompiledQuery } from '../db/compiled.js';
 import type { BacklinkChecksTable, BacklinksTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { BACKLINK_STATUSES } from '../domain/enums.js';
@@ -58,15 +59,32 @@ export interface BacklinkFilter {
 }
 
 /**
- * The WHERE clause of the backlink list: exactly the leading columns of one of the four
- * `backlinks_{project,site}[_status]_order` indexes, so the list walks it in order.
- * A site filter replaces the project one: the site was checked to belong to the project.
+ * The backlink list in order, starting at the row whose key is `(fromCreatedAt, fromId)` when the
+ * shape has `from` (newest first, so keys at or below it). The WHERE clause is exactly the
+ * leading columns of one of the four `backlinks_{project,site}[_status]_order` indexes, so the
+ * list walks it in order; a site filter replaces the project one (the site was checked to belong
+ * to the project). Shape: `project|site`, `+status`, `+from`.
  */
-const backlinkWhere = (filter: BacklinkFilter) => (eb: ExpressionBuilder<Database, 'backlinks'>) =>
-  eb.and([
-    filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
-    ...(filter.status !== undefined ? [eb('status', '=', filter.status)] : []),
-  ]);
+const inListOrder = (db: Kysely<Database>, param: <T = string>(name: ListParam) => T, shape: string) =>
+  db
+    .selectFrom('backlinks')
+    .$if(shape.startsWith('site'), (qb) => qb.where('site_id', '=', param('scope')))
+    .$if(shape.startsWith('project'), (qb) => qb.where('project_id', '=', param('scope')))
+    .$if(shape.includes('+status'), (qb) => qb.where('status', '=', param<BacklinkRow['status']>('status')))
+    .$if(shape.includes('+from'), (qb) =>
+      qb.where((eb) => eb(eb.refTuple('created_at', 'id'), '<=', eb.tuple(param('fromCreatedAt'), param('fromId')))),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc');
+
+type ListParam = 'scope' | 'status' | 'fromCreatedAt' | 'fromId' | 'limit' | 'offset';
+
+const listPage = precompiledQuery<ListParam, BacklinkRow, string>((db, param, shape) =>
+  inListOrder(db, param, shape).selectAll().limit(param<number>('limit')).offset(param<number>('offset')),
+);
+const listKey = precompiledQuery<ListParam, { created_at: string; id: string }, string>((db, param, shape) =>
+  inListOrder(db, param, shape).select(['created_at', 'id']).limit(1).offset(param<number>('offset')),
+);
 
 /**
  * One page of a project's backlinks matching `filter`, newest `createdAt` first (ties: `id`
@@ -76,27 +94,27 @@ const backlinkWhere = (filter: BacklinkFilter) => (eb: ExpressionBuilder<Databas
  */
 export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter, limit: number, offset: number) {
   const [scope, kind] = filter.siteId !== undefined ? [filter.siteId, 'site'] : [filter.projectId, 'project'];
-  // In list order, starting at the row whose key is `from` (newest first, so keys at or below it).
-  const fromKey = (from: OrderKey | null) =>
-    db
-      .selectFrom('backlinks')
-      .where(backlinkWhere(filter))
-      .$if(from !== null, (qb) =>
-        qb.where((eb) => eb(eb.refTuple('created_at', 'id'), '<=', eb.tuple(String(from![0]), from![1]))),
-      )
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc');
+  const shapeOf = (from: OrderKey | null) =>
+    `${kind}${filter.status !== undefined ? '+status' : ''}${from !== null ? '+from' : ''}`;
+  const paramsOf = (from: OrderKey | null, rows: number, skip: number) => ({
+    scope,
+    status: filter.status,
+    fromCreatedAt: from === null ? undefined : String(from[0]),
+    fromId: from?.[1],
+    limit: rows,
+    offset: skip,
+  });
   const start = await pageStart(
     db,
     `backlinks|${kind}:${scope}|${filter.status ?? '*'}`,
     offset,
     async (from, skip) => {
-      const row = await fromKey(from).select(['created_at', 'id']).limit(1).offset(skip).executeTakeFirst();
+      const row = await listKey.first(db, paramsOf(from, 1, skip), shapeOf(from));
       return row && ([row.created_at, row.id] as const);
     },
   );
   const [rows, total] = await Promise.all([
-    fromKey(start.from).selectAll().limit(limit).offset(start.skip).execute(),
+    listPage.all(db, paramsOf(start.from, limit, start.skip), shapeOf(start.from)),
     countedTotal(
       db,
       'backlinks',
@@ -107,6 +125,14 @@ export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter
   return { items: rows.map(toBacklink), total };
 }
 
+const backlinkOfProject = precompiledQuery<'backlinkId' | 'projectId', BacklinkRow>((db, param) =>
+  db
+    .selectFrom('backlinks')
+    .selectAll()
+    .where('id', '=', param('backlinkId'))
+    .where('project_id', '=', param('projectId')),
+);
+
 /**
  * The backlink `backlinkId` of project `projectId` (already checked to be the caller's).
  * @throws ApiError NOT_FOUND when it is missing or belongs to another project.
@@ -116,12 +142,7 @@ export async function requireBacklink(
   projectId: string,
   backlinkId: string,
 ): Promise<BacklinkRecord> {
-  const row = await db
-    .selectFrom('backlinks')
-    .selectAll()
-    .where('id', '=', backlinkId)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  const row = await backlinkOfProject.first(db, { backlinkId, projectId });
   if (!row) throw notFound('Backlink');
   return toBacklink(row);
 }
@@ -132,15 +153,23 @@ export async function requireBacklink(
  * check, false when none (decisions.md §5).
  */
 export async function listBacklinkChecks(db: Kysely<Database>, backlinkId: string, limit: number, offset: number) {
-  const newestFirst = db
+  const [rows, total, newest] = await Promise.all([
+    checksPage.all(db, { backlinkId, limit, offset }),
+    countedTotal(db, 'backlink_checks', backlinkId, ['backlink']),
+    newestCheckError.first(db, { backlinkId }),
+  ]);
+  return { items: rows.map(toBacklinkCheck), total, hasCheckError: newest?.has_error === 1 };
+}
+
+const checksNewestFirst = (db: Kysely<Database>, backlinkId: string) =>
+  db
     .selectFrom('backlink_checks')
     .where('backlink_id', '=', backlinkId)
     .orderBy('checked_at', 'desc')
     .orderBy('id', 'desc');
-  const [rows, total, newest] = await Promise.all([
-    newestFirst.selectAll().limit(limit).offset(offset).execute(),
-    countedTotal(db, 'backlink_checks', backlinkId, ['backlink']),
-    newestFirst.select('has_error').limit(1).executeTakeFirst(),
-  ]);
-  return { items: rows.map(toBacklinkCheck), total, hasCheckError: newest?.has_error === 1 };
-}
+const checksPage = precompiledQuery<'backlinkId' | 'limit' | 'offset', BacklinkCheckRow>((db, param) =>
+  checksNewestFirst(db, param('backlinkId')).selectAll().limit(param<number>('limit')).offset(param<number>('offset')),
+);
+const newestCheckError = precompiledQuery<'backlinkId', { has_error: number }>((db, param) =>
+  checksNewestFirst(db, param('backlinkId')).select('has_error').limit(1),
+);

@@ -5,8 +5,11 @@
  * e.g. an `outreach-api import` while the server runs). So a cached value is always the one a
  * fresh query would give. Memory: at most `MAX_ENTRIES` entries per store.
  */
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+
+const TOTAL_CHANGES = CompiledQuery.raw('SELECT total_changes() AS n');
+const DATA_VERSION = CompiledQuery.raw('PRAGMA data_version');
 
 /** Entries kept per store; past it the cache starts over. */
 const MAX_ENTRIES = 512;
@@ -24,10 +27,12 @@ const byStore = new WeakMap<Kysely<Database>, StoreCache>();
  * small query (the change stamp).
  */
 export async function dataCache(db: Kysely<Database>): Promise<Map<string, unknown>> {
-  const { rows } = await sql<{
-    stamp: string;
-  }>`SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) AS stamp`.execute(db);
-  const stamp = rows[0]!.stamp;
+  // Two plain statements, as `Store.changeStamp()`: cheaper than the table-valued pragma.
+  const [own, others] = await Promise.all([
+    db.executeQuery<{ n: number }>(TOTAL_CHANGES),
+    db.executeQuery<{ data_version: number }>(DATA_VERSION),
+  ]);
+  const stamp = `${own.rows[0]!.n}:${others.rows[0]!.data_version}`;
   let cache = byStore.get(db);
   if (!cache || cache.stamp !== stamp || cache.entries.size >= MAX_ENTRIES) {
     cache = { stamp, entries: new Map() };

@@ -1,5 +1,6 @@
 /** Projects (workspaces): queries scoped to an account, and the row → API mapper. */
 import type { Kysely } from 'kysely';
+import { precompiledQuery } from '../db/compiled.js';
 import type { Database, ProjectRow } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import type { z } from '@hono/zod-openapi';
@@ -48,6 +49,10 @@ export async function listProjects(db: Kysely<Database>, accountId: string, limi
   return { items: (rows as ProjectWithCount[]).map(toProject), total: Number(total.n) };
 }
 
+const projectOfAccount = precompiledQuery<'projectId' | 'accountId', ProjectWithCount>((db, param) =>
+  withSiteCount(db).where('id', '=', param('projectId')).where('account_id', '=', param('accountId')),
+);
+
 /**
  * The project `projectId` if it belongs to `accountId`.
  * @throws ApiError NOT_FOUND otherwise (another account's project answers like a missing one).
@@ -57,10 +62,7 @@ export async function requireProject(
   accountId: string,
   projectId: string,
 ): Promise<ProjectRecord> {
-  const row = await withSiteCount(db)
-    .where('id', '=', projectId)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  const row = await projectOfAccount.first(db, { projectId, accountId });
   if (!row) throw notFound('Project');
   return toProject(row as ProjectWithCount);
 }

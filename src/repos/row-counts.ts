@@ -10,7 +10,7 @@
  * The import bypasses the triggers for a table it loads in bulk and recounts that table at the
  * end of its transaction (`pauseRowCounts`): see there.
  */
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { SqliteHandle } from '../db/sqlite-handle.js';
 import { loadMigrations } from '../db/migrate.js';
 import type { Database } from '../db/schema.js';
@@ -44,11 +44,18 @@ export async function countedByKey<K extends string>(
 ): Promise<Record<K, number>> {
   const counts = Object.fromEntries(keys.map((k) => [k, NO_ROWS])) as Record<K, number>;
   if (keys.length === 0) return counts;
-  const { rows } = await sql<{ key: K; n: number }>`SELECT key, n FROM row_counts
-    WHERE tbl = ${tbl} AND scope = ${scope} AND key IN (${sql.join(keys)})`.execute(db);
+  // Raw SQL, one text per number of keys: `row_counts` is not in the query builder's schema.
+  const { rows } = await db.executeQuery<{ key: K; n: number }>(
+    CompiledQuery.raw(countersByKeySql(keys.length), [tbl, scope, ...keys]),
+  );
   for (const row of rows) counts[row.key] = Number(row.n);
   return counts;
 }
+
+const countersSql: string[] = [];
+const countersByKeySql = (n: number): string =>
+  (countersSql[n] ??=
+    `SELECT key, n FROM row_counts WHERE tbl = ? AND scope = ? AND key IN (${Array(n).fill('?').join(', ')})`);
 
 /**
  * The sum of the counters `keys` of `scope` in `tbl`: the exact number of rows of `tbl` that

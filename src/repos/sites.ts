@@ -1,5 +1,6 @@
 /** Sites of a project: queries and the row → API mapper (contract §2 "Site"). */
 import type { Kysely } from 'kysely';
+import { precompiledQuery } from '../db/compiled.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import type { z } from '@hono/zod-openapi';
@@ -42,13 +43,12 @@ export async function listSites(db: Kysely<Database>, projectId: string, limit: 
  * The site `siteId` of project `projectId` (already checked to be the caller's).
  * @throws ApiError NOT_FOUND when the site is missing or belongs to another project.
  */
+const siteOfProject = precompiledQuery<'siteId' | 'projectId', SiteRow>((db, param) =>
+  db.selectFrom('sites').selectAll().where('id', '=', param('siteId')).where('project_id', '=', param('projectId')),
+);
+
 export async function requireSite(db: Kysely<Database>, projectId: string, siteId: string): Promise<SiteRecord> {
-  const row = await db
-    .selectFrom('sites')
-    .selectAll()
-    .where('id', '=', siteId)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  const row = await siteOfProject.first(db, { siteId, projectId });
   if (!row) throw notFound('Site');
   return toSite(row);
 }
