@@ -7,21 +7,13 @@ import { after, before, describe, it } from 'node:test';
 import { FakeClock, isoAt } from '../../src/domain/clock.js';
 import { revokeToken } from '../../src/repos/tokens.js';
 import { generateToken } from '../../src/domain/tokens.js';
+import { account, project } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const ACCOUNT = {
-  accounts: [{ id: 'acct_p', email: 'p@example.test', name: 'P', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }],
-};
 const PROJECTS = {
-  ...ACCOUNT,
+  accounts: [account('acct_p', { email: 'p@example.test', name: 'P', planExpiresAt: '2099-01-01T00:00:00Z' })],
   projects: [
-    {
-      id: 'prj_p',
-      accountId: 'acct_p',
-      name: 'P',
-      createdAt: '2026-01-01T00:00:00Z',
-      updatedAt: '2026-01-01T00:00:00Z',
-    },
+    project('prj_p', 'acct_p', { name: 'P', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' }),
   ],
 };
 

@@ -15,6 +15,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { runMonitorPass, type PassOptions } from '../../src/workers/monitor.js';
+import { account, project, site } from '../helpers/fixture.js';
 
 export const T0 = '2026-03-01T09:00:00.000Z';
 export const TARGET = 'https://www.acme.test/guide/';
@@ -35,35 +36,12 @@ export function documentOf(backlinks: BacklinkSpec[]) {
   const stamp = { createdAt: T0, updatedAt: T0 };
   return {
     accounts: [
-      {
-        id: 'acct_m',
-        email: 'm@acme.test',
-        name: 'M',
-        plan: 'pro',
-        planExpiresAt: '2099-01-01T00:00:00.000Z',
-        ...stamp,
-      },
+      account('acct_m', { email: 'm@acme.test', name: 'M', planExpiresAt: '2099-01-01T00:00:00.000Z', ...stamp }),
     ],
-    projects: [{ id: 'prj_m', accountId: 'acct_m', name: 'Monitor', ...stamp }],
+    projects: [project('prj_m', 'acct_m', { name: 'Monitor', ...stamp })],
     sites: [
-      {
-        id: 'site_m',
-        projectId: 'prj_m',
-        name: 'Acme',
-        domain: 'acme.test',
-        url: 'https://acme.test/',
-        status: 'active',
-        ...stamp,
-      },
-      {
-        id: 'site_n',
-        projectId: 'prj_m',
-        name: 'Other',
-        domain: 'other.test',
-        url: 'https://other.test/',
-        status: 'active',
-        ...stamp,
-      },
+      site('site_m', 'prj_m', { name: 'Acme', domain: 'acme.test', url: 'https://acme.test/', ...stamp }),
+      site('site_n', 'prj_m', { name: 'Other', domain: 'other.test', url: 'https://other.test/', ...stamp }),
     ],
     backlinks: backlinks.map((b) => ({
       id: b.id,

@@ -7,11 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES } from '../../src/domain/enums.js';
-import { SMALL, fromFixture } from '../helpers/fixture.js';
+import { fromFixture, routeFixture, SMALL, T } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
-
-const T = (day: number, hour = 10) =>
-  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 const backlink = (
   id: string,
@@ -50,58 +47,7 @@ const check = (id: string, checkedAt: string, hasError: boolean) => ({
   checkedAt,
 });
 
-const DOC = {
-  accounts: [
-    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
-    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
-  ],
-  projects: [
-    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
-  ],
-  sites: [
-    {
-      id: 'site_a1',
-      projectId: 'prj_a1',
-      name: 'Blog',
-      domain: 'acme.test',
-      url: 'https://acme.test',
-      status: 'active',
-      createdAt: T(1),
-      updatedAt: T(1),
-    },
-    {
-      id: 'site_a2',
-      projectId: 'prj_a1',
-      name: 'Shop',
-      domain: 'shop.acme.test',
-      url: 'https://shop.acme.test',
-      status: 'active',
-      createdAt: T(1),
-      updatedAt: T(1),
-    },
-    {
-      id: 'site_a3',
-      projectId: 'prj_a2',
-      name: 'Other',
-      domain: 'two.acme.test',
-      url: 'https://two.acme.test',
-      status: 'active',
-      createdAt: T(1),
-      updatedAt: T(1),
-    },
-    {
-      id: 'site_b1',
-      projectId: 'prj_b1',
-      name: 'Bravo',
-      domain: 'bravo.test',
-      url: 'https://bravo.test',
-      status: 'active',
-      createdAt: T(1),
-      updatedAt: T(1),
-    },
-  ],
+const DOC = routeFixture({
   backlinks: [
     backlink('bl_1', 'site_a1', 'live', T(1), {
       lastCheckedAt: '2026-03-06T12:00:00+02:00',
@@ -116,7 +62,7 @@ const DOC = {
     backlink('bl_a3', 'site_a3', 'live', T(8)),
     backlink('bl_b1', 'site_b1', 'live', T(8)),
   ],
-};
+});
 
 /** prj_a1's backlinks, newest createdAt first, ties by id descending. */
 const ORDER = ['bl_5', 'bl_4', 'bl_3', 'bl_2', 'bl_1'];

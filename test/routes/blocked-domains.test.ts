@@ -5,21 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { T, routeFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) =>
-  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
-
-const DOC = {
-  accounts: [
-    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
-    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
-  ],
-  projects: [
-    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
-  ],
+const DOC = routeFixture({
   blockedDomains: [
     { id: 'bd_1', projectId: 'prj_a1', domain: 'spam.example', reason: 'Link farm', createdAt: T(1) },
     {
@@ -35,7 +24,7 @@ const DOC = {
     { id: 'bd_a2', projectId: 'prj_a2', domain: 'other.example', createdAt: T(3) },
     { id: 'bd_b', projectId: 'prj_b1', domain: 'bravo-block.example', createdAt: T(3) },
   ],
-};
+});
 
 const ORDER = ['bd_4', 'bd_3', 'bd_2', 'bd_1'];
 

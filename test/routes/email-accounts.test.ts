@@ -6,21 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { T, routeFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) =>
-  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
-
-const site = (id: string, projectId: string) => ({
-  id,
-  projectId,
-  name: id,
-  domain: `${id}.test`,
-  url: `https://${id}.test`,
-  status: 'active',
-  createdAt: T(1),
-  updatedAt: T(1),
-});
 const connection = (id: string, siteId: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
   id,
   siteId,
@@ -48,17 +36,7 @@ const sender = (
   ...extra,
 });
 
-const DOC = {
-  accounts: [
-    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
-    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
-  ],
-  projects: [
-    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
-  ],
-  sites: [site('site_a1', 'prj_a1'), site('site_a2', 'prj_a1'), site('site_a3', 'prj_a2'), site('site_b1', 'prj_b1')],
+const DOC = routeFixture({
   emailConnections: [
     connection('conn_1', 'site_a1', T(1), {
       providerRegion: 'eu',
@@ -91,7 +69,7 @@ const DOC = {
     sender('snd_a3', 'site_a3', 'conn_a3', T(2)),
     sender('snd_b', 'site_b1', 'conn_b', T(2)),
   ],
-};
+});
 
 describe('email accounts', () => {
   let t: TestServer;

@@ -6,33 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { T, routeFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) =>
-  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
-
-const site = (id: string, projectId: string) => ({
-  id,
-  projectId,
-  name: id,
-  domain: `${id}.test`,
-  url: `https://${id}.test`,
-  status: 'active',
-  createdAt: T(1),
-  updatedAt: T(1),
-});
-
-const DOC = {
-  accounts: [
-    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
-    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
-  ],
-  projects: [
-    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
-  ],
-  sites: [site('site_a1', 'prj_a1'), site('site_a2', 'prj_a1'), site('site_a3', 'prj_a2'), site('site_b1', 'prj_b1')],
+const DOC = routeFixture({
   keywords: [
     { id: 'kw_1', siteId: 'site_a1', keyword: 'camping tents', createdAt: T(1) },
     { id: 'kw_2', siteId: 'site_a1', keyword: 'ultralight stove', createdAt: '2026-03-02T12:00:00+02:00' },
@@ -42,7 +19,7 @@ const DOC = {
     { id: 'kw_a3', siteId: 'site_a3', keyword: 'other', createdAt: T(3) },
     { id: 'kw_b', siteId: 'site_b1', keyword: 'bravo', createdAt: T(3) },
   ],
-};
+});
 
 const ORDER = ['kw_3', 'kw_2', 'kw_1'];
 

@@ -7,11 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES } from '../../src/domain/enums.js';
-import { SMALL, fromFixture } from '../helpers/fixture.js';
+import { fromFixture, routeFixture, SMALL, T } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
-
-const T = (day: number, hour = 10) =>
-  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 
 interface LeadDoc {
   id: string;
@@ -132,60 +129,9 @@ const LEADS: LeadDoc[] = [
   }),
 ];
 
-const DOC = {
-  accounts: [
-    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
-    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
-  ],
-  projects: [
-    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
-  ],
-  sites: [
-    {
-      id: 'site_a1',
-      projectId: 'prj_a1',
-      name: 'Blog',
-      domain: 'acme.test',
-      url: 'https://acme.test',
-      status: 'active',
-      createdAt: T(1),
-      updatedAt: T(1),
-    },
-    {
-      id: 'site_a2',
-      projectId: 'prj_a1',
-      name: 'Shop',
-      domain: 'shop.acme.test',
-      url: 'https://shop.acme.test',
-      status: 'active',
-      createdAt: T(1),
-      updatedAt: T(1),
-    },
-    {
-      id: 'site_a3',
-      projectId: 'prj_a2',
-      name: 'Other',
-      domain: 'two.acme.test',
-      url: 'https://two.acme.test',
-      status: 'active',
-      createdAt: T(1),
-      updatedAt: T(1),
-    },
-    {
-      id: 'site_b1',
-      projectId: 'prj_b1',
-      name: 'Bravo',
-      domain: 'bravo.test',
-      url: 'https://bravo.test',
-      status: 'active',
-      createdAt: T(1),
-      updatedAt: T(1),
-    },
-  ],
+const DOC = routeFixture({
   leads: [...LEADS, lead('ld_a3', 'site_a3', { tier: 'hot' }), lead('ld_b1', 'site_b1', { tier: 'hot' })],
-};
+});
 
 /** Every prj_a1 lead in list order: score desc, then postedAt desc (null last), then id desc. */
 const ALL_ORDER = ['ld_3', 'ld_6', 'ld_2', 'ld_1', 'ld_5', 'ld_4', 'ld_8', 'ld_7'];

@@ -7,20 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../../src/domain/enums.js';
+import { T, routeFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number) => `2026-03-${String(day).padStart(2, '0')}T10:00:00.000Z`;
-
-const site = (id: string, projectId: string) => ({
-  id,
-  projectId,
-  name: id,
-  domain: `${id}.test`,
-  url: `https://${id}.test`,
-  status: 'active',
-  createdAt: T(1),
-  updatedAt: T(1),
-});
 const prospect = (id: string, siteId: string, status: string) => ({
   id,
   siteId,
@@ -71,17 +60,7 @@ const backlink = (id: string, siteId: string, status: string) => ({
   updatedAt: T(2),
 });
 
-const DOC = {
-  accounts: [
-    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
-    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
-  ],
-  projects: [
-    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
-  ],
-  sites: [site('site_a1', 'prj_a1'), site('site_a2', 'prj_a1'), site('site_a3', 'prj_a2'), site('site_b1', 'prj_b1')],
+const DOC = routeFixture({
   prospects: [
     prospect('prs_1', 'site_a1', 'proposed'),
     prospect('prs_2', 'site_a1', 'proposed'),
@@ -117,7 +96,7 @@ const DOC = {
     backlink('bl_a2', 'site_a2', 'error'),
     backlink('bl_b', 'site_b1', 'closed'),
   ],
-};
+});
 
 const zeros = (values: readonly string[]) => Object.fromEntries(values.map((v) => [v, 0]));
 const EMPTY = {

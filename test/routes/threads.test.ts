@@ -7,21 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { T, routeFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const T = (day: number, hour = 10) =>
-  `2026-03-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`;
-
-const site = (id: string, projectId: string) => ({
-  id,
-  projectId,
-  name: id,
-  domain: `${id}.test`,
-  url: `https://${id}.test`,
-  status: 'active',
-  createdAt: T(1),
-  updatedAt: T(1),
-});
 const prospect = (id: string, siteId: string, title: string | null) => ({
   id,
   siteId,
@@ -78,17 +66,7 @@ const thread = (
   ...extra,
 });
 
-const DOC = {
-  accounts: [
-    { id: 'acct_a', email: 'a@acme.test', name: 'Acme', plan: 'pro', planExpiresAt: '2027-01-01T00:00:00Z' },
-    { id: 'acct_b', email: 'b@bravo.test', name: 'Bravo', plan: 'free' },
-  ],
-  projects: [
-    { id: 'prj_a1', accountId: 'acct_a', name: 'Acme one', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_a2', accountId: 'acct_a', name: 'Acme two', createdAt: T(1), updatedAt: T(1) },
-    { id: 'prj_b1', accountId: 'acct_b', name: 'Bravo', createdAt: T(1), updatedAt: T(1) },
-  ],
-  sites: [site('site_a1', 'prj_a1'), site('site_a2', 'prj_a1'), site('site_a3', 'prj_a2'), site('site_b1', 'prj_b1')],
+const DOC = routeFixture({
   prospects: [
     prospect('prs_1', 'site_a1', 'The best camping gear of 2026'),
     prospect('prs_2', 'site_a1', null),
@@ -138,7 +116,7 @@ const DOC = {
     thread('thr_a3', 'site_a3', 'prs_a3', 'con_a3', T(7), { messages: [msg('msg_a3', 'inbound', T(7))] }),
     thread('thr_b', 'site_b1', 'prs_b', 'con_b', T(7), { messages: [msg('msg_b', 'inbound', T(7))] }),
   ],
-};
+});
 
 const THREAD_ORDER = ['thr_3', 'thr_1', 'thr_2'];
 const MESSAGE_ORDER = ['msg_1', 'msg_2', 'msg_3', 'msg_q1', 'msg_q2'];

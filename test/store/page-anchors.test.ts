@@ -13,6 +13,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
 import { listBacklinks, type BacklinkFilter } from '../../src/repos/backlinks.js';
 import { ANCHOR_STRIDE } from '../../src/repos/page-anchors.js';
+import { account, project, site } from '../helpers/fixture.js';
 
 const ROWS = 2 * ANCHOR_STRIDE + 1500;
 const STATUSES = ['live', 'lost', 'pending'] as const;
@@ -36,18 +37,11 @@ function backlink(i: number) {
 }
 
 const document = (from: number, to: number) => ({
-  accounts: [
-    { id: 'acct_1', email: 'owner@example.test', name: 'Owner', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' },
-  ],
-  projects: [{ id: 'prj_1', accountId: 'acct_1', name: 'Main' }],
-  sites: ['site_1', 'site_2'].map((id) => ({
-    id,
-    projectId: 'prj_1',
-    name: id,
-    domain: `${id}.example.test`,
-    url: `https://${id}.example.test/`,
-    status: 'active',
-  })),
+  accounts: [account('acct_1', { email: 'owner@example.test', name: 'Owner', planExpiresAt: '2099-01-01T00:00:00Z' })],
+  projects: [project('prj_1', 'acct_1', { name: 'Main' })],
+  sites: ['site_1', 'site_2'].map((id) =>
+    site(id, 'prj_1', { domain: `${id}.example.test`, url: `https://${id}.example.test/` }),
+  ),
   backlinks: Array.from({ length: to - from }, (_, k) => backlink(from + k)),
 });
 

@@ -1,24 +1,22 @@
 /**
  * The authenticated token is kept in process (`cachedTokenLookup`, src/repos/tokens.ts) until
  * the store's data changes: a repeated request does not look its token up again, and a
- * revocation or a scope change, by this process, by another process (`outreach-api tokens
- * revoke`) or by `Store.markChanged()`, counts from the very next request.
+ * revocation or a scope change, by this connection, by another one (another process, or
+ * `outreach-api tokens revoke` with its own) or by `Store.markChanged()`, counts from the very
+ * next request.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { cachedTokenLookup, createToken } from '../../src/repos/tokens.js';
 import { hashToken } from '../../src/domain/tokens.js';
+import { cli } from '../helpers/cli.js';
+import { account } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const run = promisify(execFile);
-const BIN = new URL('../../bin/outreach-api.js', import.meta.url).pathname;
 const ACCOUNT = {
-  accounts: [{ id: 'acct_c', email: 'c@example.test', name: 'C', plan: 'pro', planExpiresAt: '2099-01-01T00:00:00Z' }],
+  accounts: [account('acct_c', { email: 'c@example.test', name: 'C', planExpiresAt: '2099-01-01T00:00:00Z' })],
 };
 
 /** Counts the executions of statements prepared on `store` whose SQL matches `pattern`. */
@@ -78,16 +76,15 @@ describe('the token cache', () => {
     assert.equal((await t.get('/projects', token)).status, 403);
   });
 
-  it('refuses a token revoked by `outreach-api tokens revoke` (another process) on the next request', async () => {
+  // The CLI opens its own connection, as another process does: SQLite tells each connection of
+  // the others' commits alike (PRAGMA data_version), whichever process holds them.
+  it('refuses a token revoked by `outreach-api tokens revoke` (its own connection) on the next request', async () => {
     const token = t.mintToken('acct_c', []);
     const me = await t.get('/me', token);
     assert.equal(me.status, 200);
     assert.equal((await t.get('/me', token)).status, 200);
-    const revoked = await run(
-      process.execPath,
-      [BIN, '--db', t.store.path, 'tokens', 'revoke', me.body.data.token.id],
-      { cwd: join(BIN, '../..') },
-    );
+    const revoked = await cli(['--db', t.store.path, 'tokens', 'revoke', me.body.data.token.id]);
+    assert.equal(revoked.code, 0, revoked.stderr);
     assert.match(revoked.stdout, /revoked/);
     assert.equal((await t.get('/me', token)).status, 401);
   });

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { Store } from '../../src/db/connection.js';
 import { importDocument, type ImportDocument } from '../../src/import/index.js';
+import { account, project, site } from '../helpers/fixture.js';
 import { startTestServer, type HarnessOptions, type TestServer } from '../helpers/harness.js';
 
 /** A string of exactly `n` characters. */
@@ -59,66 +60,25 @@ const contact = (id: string, prospectId: string, email: string) => ({
 export function writesFixture(): ImportDocument {
   const doc: Required<Pick<ImportDocument, WritesCollections>> = {
     accounts: [
-      {
-        id: 'acct_a',
-        email: 'a@example.com',
-        name: 'A',
-        plan: 'pro',
-        planExpiresAt: '2030-01-01T00:00:00.000Z',
-        ...stamp,
-      },
-      { id: 'acct_b', email: 'b@example.com', name: 'B', plan: 'free', planExpiresAt: null, ...stamp },
-      {
-        id: 'acct_c',
-        email: 'c@example.com',
-        name: 'C',
-        plan: 'pro',
-        planExpiresAt: '2026-12-01T00:00:00.000Z',
-        ...stamp,
-      },
+      account('acct_a', { email: 'a@example.com', name: 'A', planExpiresAt: '2030-01-01T00:00:00.000Z', ...stamp }),
+      account('acct_b', { email: 'b@example.com', name: 'B', plan: 'free', planExpiresAt: null, ...stamp }),
+      account('acct_c', { email: 'c@example.com', name: 'C', planExpiresAt: '2026-12-01T00:00:00.000Z', ...stamp }),
     ],
     projects: [
-      { id: 'prj_a1', accountId: 'acct_a', name: 'A1', ...stamp },
-      { id: 'prj_b1', accountId: 'acct_b', name: 'B1', ...stamp },
-      { id: 'prj_c1', accountId: 'acct_c', name: 'C1', ...stamp },
+      project('prj_a1', 'acct_a', { name: 'A1', ...stamp }),
+      project('prj_b1', 'acct_b', { name: 'B1', ...stamp }),
+      project('prj_c1', 'acct_c', { name: 'C1', ...stamp }),
     ],
     sites: [
-      {
-        id: 'site_a1',
-        projectId: 'prj_a1',
+      site('site_a1', 'prj_a1', {
         name: 'Trail Gear',
         domain: 'trailgear.example',
         url: 'https://trailgear.example/',
-        status: 'active',
         ...stamp,
-      },
-      {
-        id: 'site_a2',
-        projectId: 'prj_a1',
-        name: 'Second',
-        domain: 'second.example',
-        url: 'https://second.example/',
-        status: 'active',
-        ...stamp,
-      },
-      {
-        id: 'site_b1',
-        projectId: 'prj_b1',
-        name: 'B site',
-        domain: 'b.example',
-        url: 'https://b.example/',
-        status: 'active',
-        ...stamp,
-      },
-      {
-        id: 'site_c1',
-        projectId: 'prj_c1',
-        name: 'C site',
-        domain: 'c.example',
-        url: 'https://c.example/',
-        status: 'active',
-        ...stamp,
-      },
+      }),
+      site('site_a2', 'prj_a1', { name: 'Second', domain: 'second.example', url: 'https://second.example/', ...stamp }),
+      site('site_b1', 'prj_b1', { name: 'B site', domain: 'b.example', url: 'https://b.example/', ...stamp }),
+      site('site_c1', 'prj_c1', { name: 'C site', domain: 'c.example', url: 'https://c.example/', ...stamp }),
     ],
     prospects: [
       prospect('pr_a1', 'site_a1', 'hikingblog.example', {
