@@ -34,6 +34,15 @@ import {
   THREAD_STATUSES,
 } from '../../src/domain/enums.js';
 import { Rng } from '../../src/seed/rng.js';
+import {
+  CATEGORIES,
+  DAY,
+  DEMO_BASE_DATE,
+  FIRST_NAMES,
+  HOUR,
+  LAST_NAMES,
+  PLATFORMS as DEMO_PLATFORMS,
+} from '../../src/seed/vocabulary.js';
 
 /** Bump when the generated data changes, so cached databases are rebuilt. */
 export const GENERATOR_VERSION = 2;
@@ -79,15 +88,19 @@ export const scaled = (scale: number): Sizes =>
     Object.entries(FULL_SIZES).map(([k, v]) => [k, Math.max(100, Math.round(v * scale))]),
   ) as unknown as Sizes;
 
-const BASE_MS = Date.parse('2026-10-01T00:00:00.000Z');
-const SPAN_MS = 730 * 24 * 3_600_000;
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
+const BASE_MS = Date.parse(DEMO_BASE_DATE);
+const SPAN_MS = 730 * DAY;
 const iso = (ms: number) => new Date(ms).toISOString();
 /** The time of record `i` of `n`: spread evenly over the span, oldest first, whole seconds. */
 const timeOf = (i: number, n: number) => BASE_MS - SPAN_MS + Math.floor((i * SPAN_MS) / n / 1000) * 1000;
 
 // ---- vocabulary --------------------------------------------------------------------------------
+// Names, link categories and lead platforms are the demo seed's (src/seed/vocabulary.ts), cut to
+// the lists this generator has always drawn from, so its data stays the same row for row.
+
+const FIRST = FIRST_NAMES.slice(0, 16);
+const LAST = LAST_NAMES.slice(0, 14);
+const PLATFORMS = DEMO_PLATFORMS.filter(([platform]) => platform !== 'linkedin');
 
 const NOUNS = [
   'trail',
@@ -150,41 +163,6 @@ const PAGES = [
   'roundup',
   'faq',
 ];
-const FIRST = [
-  'Ana',
-  'Ben',
-  'Chloe',
-  'David',
-  'Elena',
-  'Farid',
-  'Greta',
-  'Hugo',
-  'Ines',
-  'Jonas',
-  'Kira',
-  'Liam',
-  'Maya',
-  'Noah',
-  'Olga',
-  'Pablo',
-];
-const LAST = [
-  'Alder',
-  'Brook',
-  'Castillo',
-  'Dunn',
-  'Eriksen',
-  'Fischer',
-  'Garcia',
-  'Hale',
-  'Ivanova',
-  'Jensen',
-  'Khan',
-  'Larsen',
-  'Moreau',
-  'Novak',
-];
-const CATEGORIES = ['guest_post', 'resource_page', 'mention', 'directory', 'forum', 'link_insertion'];
 const ANCHORS = [
   'this guide',
   'hiking boots',
@@ -194,12 +172,6 @@ const ANCHORS = [
   'here',
   'gear checklist',
   'camping stove test',
-];
-const PLATFORMS: [string, string[]][] = [
-  ['reddit', ['r/hiking', 'r/CampingGear', 'r/Ultralight', 'r/travel', 'r/gravelcycling']],
-  ['hackernews', ['Ask HN', 'Show HN']],
-  ['x', ['search: hiking boots', 'search: travel tips']],
-  ['quora', ['Camping', 'Travel Planning']],
 ];
 const SENTENCES = [
   'I have been looking for a reliable option for weeks and nothing fits my budget.',
