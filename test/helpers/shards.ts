@@ -1,0 +1,71 @@
+/**
+ * The unit suite in a few processes instead of one per file. Each test file costs about 2 s of
+ * CPU to start as its own process (Node, tsx's loader, then the same module graph: kysely, zod,
+ * hono and the app), more than most files spend testing; a shard process loads that graph once
+ * and runs its files one after another, each inside a suite named for its path (its top-level
+ * hooks stay its own). `test/unit/shard-N.ts` are the shard processes `npm run test:unit` starts
+ * side by side; a single file still runs alone with `node --import tsx --test FILE`.
+ */
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Seconds of CPU a file's tests take beyond start-up, as measured on the 2-core machine; files
+ * not listed count 1. Only the balance between shards depends on them.
+ */
+const COST: Record<string, number> = {
+  'writes/outbox-crash.test.ts': 14,
+  'store/row-counts.test.ts': 9,
+  'fixture/reset.test.ts': 7,
+  'cli.test.ts': 7,
+  'store/query-plans.test.ts': 6,
+  'browser/reference-page.test.ts': 6,
+  'http/lists.test.ts': 5,
+  'fixture/journal-mail.test.ts': 5,
+  'cli/backup.test.ts': 4,
+  'monitor/cli.test.ts': 4,
+  'fixture/cli.test.ts': 4,
+  'http/access.test.ts': 4,
+  'monitor/api.test.ts': 4,
+  'fixture/clock.test.ts': 4,
+  'fixture/faults.test.ts': 4,
+};
+
+/** Every `*.test.ts` under test/ but the benchmarks', relative to test/, sorted. */
+export function unitTestFiles(): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (relative(TEST_DIR, path) !== 'bench') walk(path);
+      } else if (entry.name.endsWith('.test.ts')) found.push(relative(TEST_DIR, path));
+    }
+  };
+  walk(TEST_DIR);
+  return found.sort();
+}
+
+/** The files of shard `index` of `count`: costliest first, each to the shard with the least so far. */
+export function shardFiles(index: number, count: number): string[] {
+  const shards = Array.from({ length: count }, () => ({ cost: 0, files: [] as string[] }));
+  const cost = (file: string) => COST[file] ?? 1;
+  for (const file of unitTestFiles().sort((a, b) => cost(b) - cost(a) || (a < b ? -1 : 1))) {
+    const lightest = shards.reduce((min, shard) => (shard.cost < min.cost ? shard : min));
+    lightest.cost += cost(file);
+    lightest.files.push(file);
+  }
+  return shards[index]!.files;
+}
+
+/** Registers shard `index` of `count`: one suite per file, named for its path under test/. */
+export function registerShard(index: number, count: number): void {
+  for (const file of shardFiles(index, count))
+    describe(file, async () => {
+      await import(pathToFileURL(join(TEST_DIR, file)).href);
+    });
+}
