@@ -14,6 +14,7 @@ import { limitYoungGeneration } from '../heap.js';
 import { createLogger } from '../logger.js';
 import {
   TokenError,
+  accountExists,
   cachedTokenLookup,
   createAccount,
   createToken,
@@ -148,7 +149,7 @@ export function buildCli(io: CliIo = processIo()): Command {
         }
         if (options.demo) {
           const { DEMO_TOKEN, seedDemo } = await import('../seed/demo.js');
-          const empty = !store.sqlite.prepare('SELECT 1 FROM accounts LIMIT 1').get();
+          const empty = !accountExists(store);
           if (fresh || empty) {
             seedDemo(store);
             print(`Created ${config.db.path} with the demo data.`);
@@ -269,7 +270,7 @@ export function buildCli(io: CliIo = processIo()): Command {
           planExpiresAt = isoAt(ms);
         }
         await withStore(configOf(command, io), (store) => {
-          if (options.id && store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(options.id))
+          if (options.id && accountExists(store, options.id))
             throw new CliError(`account ${options.id} already exists`);
           const row = createAccount(
             store,

@@ -30,6 +30,13 @@ export function tokenName(store: Store, id: string): string | null {
 const activeTokenAt = (now: string) =>
   sql<SqlBool>`(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now}))`;
 
+/** Whether the account `id` exists, or, without `id`, whether any account does (an empty database has none). */
+export function accountExists(store: Store, id?: string): boolean {
+  return id === undefined
+    ? store.sqlite.prepare('SELECT 1 FROM accounts LIMIT 1').get() !== undefined
+    : store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(id) !== undefined;
+}
+
 /** Tokens of `accountId` neither revoked nor expired at `nowIso`, `exceptId` left out. */
 export function countActiveTokens(store: Store, accountId: string, nowIso: string, exceptId = ''): number {
   const count = compileStatement(store, () =>
