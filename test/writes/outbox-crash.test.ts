@@ -3,7 +3,8 @@
  * accepted a reply — while its delivery attempt hangs on an SMTP server that never answers —
  * delivers that reply once after a restart with a working SMTP server (never lost); and if that
  * attempt was the last of `outbox.maxAttempts`, the restart never attempts it again (never more
- * than maxAttempts) but marks it failed.
+ * than maxAttempts) but marks it failed. The killed server is a real process; the restart is a
+ * server started in this process on the same database file, with the same configuration.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,15 +14,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
+import { silentLogger } from '../../src/logger.js';
 import { createToken } from '../../src/repos/tokens.js';
+import { startServer } from '../../src/server.js';
 import { seed, startSmtp, type TestSmtp } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'outreach-crash-'));
 const db = join(dir, 'crash.db');
 after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The servers' environment: the database, SMTP on `smtpPort`, a quick outbox, plus `env`. */
+const serverEnv = (smtpPort: number, env: Record<string, string>): Record<string, string> => ({
+  OUTREACH_API_DB: db,
+  OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE: '0',
+  OUTREACH_API_PROVIDERS_MAIL: 'smtp',
+  OUTREACH_API_SMTP_HOST: '127.0.0.1',
+  OUTREACH_API_SMTP_PORT: String(smtpPort),
+  OUTREACH_API_SMTP_TIMEOUT_MS: '60000',
+  OUTREACH_API_OUTBOX_POLL_INTERVAL_MS: '50',
+  OUTREACH_API_OUTBOX_BACKOFF_MS: '200',
+  ...env,
+});
 
 /** `outreach-api serve` as a child process; resolves with its origin once it listens. */
 async function serve(
@@ -31,18 +48,7 @@ async function serve(
   const child = spawn(process.execPath, ['bin/outreach-api.js', 'serve', '--port', '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      OUTREACH_API_DB: db,
-      OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE: '0',
-      OUTREACH_API_PROVIDERS_MAIL: 'smtp',
-      OUTREACH_API_SMTP_HOST: '127.0.0.1',
-      OUTREACH_API_SMTP_PORT: String(smtpPort),
-      OUTREACH_API_SMTP_TIMEOUT_MS: '60000',
-      OUTREACH_API_OUTBOX_POLL_INTERVAL_MS: '50',
-      OUTREACH_API_OUTBOX_BACKOFF_MS: '200',
-      ...env,
-    },
+    env: { PATH: process.env.PATH, ...serverEnv(smtpPort, env) },
   });
   let output = '';
   const origin = await new Promise<string>((resolve, reject) => {
@@ -118,17 +124,20 @@ async function messageRow(body: string): Promise<Record<string, any>> {
   return rows[0]!;
 }
 
-/** Restarts the server with a working SMTP server, lets it poll for a while, and stops it; returns what that server received. */
+/**
+ * Restarts the server (in this process, as `serve` starts it) with a working SMTP server, lets it
+ * poll for a while, and stops it; returns what that server received.
+ */
 async function restartAndWatch(env: Record<string, string>, until_?: (smtp: TestSmtp) => boolean) {
   const smtp = await startSmtp();
-  const second = await serve(smtp.port, env);
+  const config = loadConfig(undefined, serverEnv(smtp.port, env), { 'server.port': 0 });
+  const second = await startServer({ config, logger: silentLogger });
   try {
     if (until_) await until('the delivery', () => until_(smtp));
     await new Promise((r) => setTimeout(r, 600)); // several more polls and a backoff: nothing more may go out
     return { received: [...smtp.received], attempts: smtp.attempts };
   } finally {
-    second.child.kill('SIGTERM');
-    await exited(second.child);
+    await second.close();
     await smtp.close();
   }
 }
