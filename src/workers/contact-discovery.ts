@@ -12,10 +12,16 @@ import { isoAt, type Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
-import { ProviderError, type ContactCandidate, type ContactFinder, type ProspectFacts } from '../providers/index.js';
+import type { ContactCandidate, ContactFinder, ProspectFacts } from '../providers/index.js';
 import { DiscoveredContacts, type ContactRecord } from '../repos/contacts.js';
-import { ContactDiscoveryJobs, type DiscoveryJobRecord, type ProspectPlace } from '../repos/discovery-jobs.js';
+import {
+  ContactDiscoveryJobs,
+  type DiscoveryJobRecord,
+  type DiscoveryJobRow,
+  type ProspectPlace,
+} from '../repos/discovery-jobs.js';
 import { findProspectRow, toProspect } from '../repos/prospects.js';
+import { leasedPass, type LeasedQueue } from './lease.js';
 import { createWorker, type Worker } from './worker.js';
 
 /** Attempts of a contact-discovery job before it fails. */
@@ -89,46 +95,41 @@ export function createDiscoveryWorker({ store, clock, config, finder, logger }: 
   const discovery = new ContactDiscovery(store);
   const jobs = new ContactDiscoveryJobs(store);
 
-  const step = async () => {
-    const due = jobs.dueJobs(isoAt(clock.now()), BATCH);
-    for (const job of due) {
-      if (!jobs.claimAttempt(job.id, isoAt(clock.now()))) continue;
-      const attempt = job.current_attempt + 1;
+  const queue: LeasedQueue<DiscoveryJobRow> = {
+    due: (now, limit) => jobs.dueJobs(isoAt(now), limit),
+    lease: (job, now) => (jobs.claimAttempt(job.id, isoAt(now)) ? job.current_attempt + 1 : null),
+    attempt: async (job) => {
       const prospectRow = job.subject_id ? await findProspectRow(store.db, job.subject_id) : undefined;
       if (!prospectRow) {
         jobs.finishJob(job.id, { status: 'failed', error: 'the prospect no longer exists' }, isoAt(clock.now()));
-        continue;
+        return;
       }
       const prospect = toProspect(prospectRow);
-      try {
-        const candidates = await finder.find(prospectFacts(prospect));
-        store.transaction(() => {
-          const now = isoAt(clock.now());
-          const result = discovery.save(
-            { id: prospect.id, siteId: prospectRow.site_id, projectId: prospectRow.project_id },
-            candidates,
-            finder.name,
-            now,
-          );
-          jobs.finishJob(
-            job.id,
-            result.outcome === 'not_found'
-              ? { status: 'failed', error: 'no contact address was found' }
-              : { status: 'completed' },
-            now,
-          );
-        });
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        const retryable = !(error instanceof ProviderError) || error.retryable;
-        const now = clock.now();
-        if (retryable && attempt < job.max_attempts)
-          jobs.retryLater(job.id, isoAt(now + config.outbox.backoffMs * 2 ** (attempt - 1)), message, isoAt(now));
-        else jobs.finishJob(job.id, { status: 'failed', error: message }, isoAt(now));
-        logger.log('warn', 'contact discovery attempt failed', { jobId: job.id, attempt, retryable, error: message });
-      }
-    }
-    return due.length;
+      const candidates = await finder.find(prospectFacts(prospect));
+      store.transaction(() => {
+        const now = isoAt(clock.now());
+        const result = discovery.save(
+          { id: prospect.id, siteId: prospectRow.site_id, projectId: prospectRow.project_id },
+          candidates,
+          finder.name,
+          now,
+        );
+        jobs.finishJob(
+          job.id,
+          result.outcome === 'not_found'
+            ? { status: 'failed', error: 'no contact address was found' }
+            : { status: 'completed' },
+          now,
+        );
+      });
+    },
+    failed: (job, { error, givenUp, now, retryAt }) => {
+      if (givenUp) jobs.finishJob(job.id, { status: 'failed', error }, isoAt(now));
+      else jobs.retryLater(job.id, isoAt(retryAt), error, isoAt(now));
+    },
+    maxAttempts: (job) => job.max_attempts,
+    failureLog: { message: 'contact discovery attempt failed', fields: (job) => ({ jobId: job.id }) },
   };
+  const step = leasedPass(queue, { clock, logger, batch: BATCH, backoffMs: config.outbox.backoffMs });
   return createWorker('discovery', config.outbox.pollIntervalMs, step, logger);
 }

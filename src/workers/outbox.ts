@@ -27,8 +27,9 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { ProviderError, type MailTransport } from '../providers/index.js';
+import type { MailTransport } from '../providers/index.js';
 import { OutboxMessages, type QueuedReply } from '../repos/threads.js';
+import { leasedPass, retryDelayMs, type LeasedQueue } from './lease.js';
 import { createWorker, type Worker } from './worker.js';
 
 const BATCH = 20;
@@ -68,8 +69,48 @@ export interface OutboxWorkerDeps {
 export function createOutboxWorker({ store, clock, config, mail, logger, metrics }: OutboxWorkerDeps): Worker {
   const { backoffMs, maxAttempts } = config.outbox;
   const messages = new OutboxMessages(store);
+  type Due = ReturnType<typeof messages.dueMessages>[number];
 
-  const step = async () => {
+  const delivery: LeasedQueue<Due> = {
+    due: (now, limit) => messages.dueMessages(isoAt(now), maxAttempts, limit),
+    // The attempt is counted and its retry scheduled before it starts, in one committed statement,
+    // so a process killed mid-send retries it then, once.
+    lease: (m, now) =>
+      messages.leaseAttempt(m.id, m.attempts, isoAt(now + retryDelayMs(backoffMs, m.attempts + 1)), isoAt(now))
+        ? m.attempts + 1
+        : null,
+    attempt: async (m, attempt) => {
+      const from = m.from_email ?? '';
+      await mail.send({
+        messageId: `<${m.id}@${from.split('@')[1] ?? 'outreach-api.invalid'}>`,
+        from: { name: m.display_name, address: from },
+        replyTo: m.reply_to_email,
+        to: JSON.parse(m.to_emails) as string[],
+        cc: JSON.parse(m.cc_emails) as string[],
+        subject: m.subject ?? '',
+        text: m.body,
+        threadId: m.thread_id,
+        attempt,
+      });
+    },
+    // The relay accepted it: record that first (the duplicate window of decisions.md §7). If
+    // this throws, the pass fails and the leased attempt is retried after its backoff.
+    succeeded: (m) => {
+      messages.markSent(m.id, isoAt(clock.now()));
+      metrics?.outboxDeliveries.inc({ result: 'sent' });
+    },
+    // A retry is already scheduled by the lease: only the error is recorded.
+    failed: (m, { error, givenUp, now }) => {
+      if (givenUp) messages.markFailed(m.id, error, isoAt(now));
+      else messages.noteRetry(m.id, error, isoAt(now));
+      metrics?.outboxDeliveries.inc({ result: givenUp ? 'failed' : 'retry' });
+    },
+    maxAttempts: () => maxAttempts,
+    failureLog: { message: 'reply delivery attempt failed', fields: (m) => ({ messageId: m.id }) },
+  };
+  const deliver = leasedPass(delivery, { clock, logger, batch: BATCH, backoffMs });
+
+  const step = async (stopping?: AbortSignal) => {
     // Passes never overlap (worker.ts), so at the start of one no attempt of this process is under
     // way: a queued row with its attempts used up was left by a process that stopped mid-attempt.
     const given = messages.failExhausted(maxAttempts, isoAt(clock.now()));
@@ -78,42 +119,7 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
         count: given,
         maxAttempts,
       });
-    const due = messages.dueMessages(isoAt(clock.now()), maxAttempts, BATCH);
-    for (const m of due) {
-      const attempt = m.attempts + 1;
-      const now = clock.now();
-      if (!messages.leaseAttempt(m.id, m.attempts, isoAt(now + backoffMs * 2 ** (attempt - 1)), isoAt(now))) continue;
-      const from = m.from_email ?? '';
-      try {
-        await mail.send({
-          messageId: `<${m.id}@${from.split('@')[1] ?? 'outreach-api.invalid'}>`,
-          from: { name: m.display_name, address: from },
-          replyTo: m.reply_to_email,
-          to: JSON.parse(m.to_emails) as string[],
-          cc: JSON.parse(m.cc_emails) as string[],
-          subject: m.subject ?? '',
-          text: m.body,
-          threadId: m.thread_id,
-          attempt,
-        });
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        const retryable = !(error instanceof ProviderError) || error.retryable;
-        const at = isoAt(clock.now());
-        const givenUp = !retryable || attempt >= maxAttempts;
-        if (givenUp) messages.markFailed(m.id, message, at);
-        else messages.noteRetry(m.id, message, at);
-        metrics?.outboxDeliveries.inc({ result: givenUp ? 'failed' : 'retry' });
-        logger.log('warn', 'reply delivery attempt failed', { messageId: m.id, attempt, retryable, error: message });
-        continue;
-      }
-      // The relay accepted it: record that first (the duplicate window of decisions.md §7). If
-      // this throws, the pass fails and the leased attempt is retried after its backoff.
-      const at = isoAt(clock.now());
-      messages.markSent(m.id, at);
-      metrics?.outboxDeliveries.inc({ result: 'sent' });
-    }
-    return due.length + given;
+    return (await deliver(stopping)) + given;
   };
   return createWorker('outbox', config.outbox.pollIntervalMs, step, logger);
 }
