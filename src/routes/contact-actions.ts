@@ -5,7 +5,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
-import { IdempotencyKeys, type Outcome, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
+import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireContactRow, toContact, contactVerification } from '../repos/contacts.js';
@@ -101,20 +101,20 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
         // A finder that must work outside the service (crawling) defers: the search becomes a job.
         prepare: async ({ facts }) =>
           finder.defers(facts) ? null : await finder.find(facts).catch(providerFailure(deps.logger, 'contact finder')),
-        commit: ({ place }, candidates, now): Outcome<object> =>
+        commit: ({ place }, candidates, now) =>
           candidates === null
             ? { status: 202, data: { outcome: 'queued' as const, contact: null, job: discovery.enqueue(place, now) } }
             : { status: 200, data: { ...discovery.save(place, candidates, finder.name, now), job: null } },
       });
       if (response.status === 202) deps.notify?.('discovery');
-      return response as never;
+      return response;
     });
 
     app.openapi(verifyRoute(group, maxBodyBytes), async (c) => {
       const params = c.req.valid('param');
       const body = c.req.valid('json');
       const ids = { projectId: groupIdOf(group, params), siteId: params.siteId, contactId: params.contactId };
-      return (await keys.run(
+      return await keys.run(
         c,
         { operation: groupOperation('POST', VERIFY_PATH), key: body.idempotencyKey, ids, body },
         {
@@ -135,7 +135,7 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
             return { status: 200, data: toContact(setVerification(contact.id, verdict.status, now)!) };
           },
         },
-      )) as never;
+      );
     });
   }
 }

@@ -98,7 +98,7 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       const { instruction } = c.req.valid('json');
       const key = c.req.valid('header')['idempotency-key'];
       const ids = { projectId: groupIdOf(group, params), siteId: params.siteId, draftId: params.draftId };
-      return (await keys.run(
+      return await keys.run(
         c,
         { operation: groupOperation('POST', REGENERATE_PATH), key, ids, body: { instruction } },
         {
@@ -152,7 +152,7 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
             return { status: 200, data: { ...draft, updatedAt: now, message: toDraftMessage(row) } };
           },
         },
-      )) as never;
+      );
     });
   }
 }

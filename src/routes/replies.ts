@@ -95,7 +95,7 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
         },
       });
       deps.notify?.('outbox');
-      return response as never;
+      return response;
     });
   }
 }

@@ -31,7 +31,9 @@
  *   (`src/repos/idempotency-keys.ts`) deletes them.
  */
 import { createHash } from 'node:crypto';
+import type { TypedResponse } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { JSONParsed } from 'hono/utils/types';
 import { isoAt, type Clock } from '../../domain/clock.js';
 import type { Store } from '../../db/connection.js';
 import { IdempotencyKeyStore, type KeyScope } from '../../repos/idempotency-keys.js';
@@ -72,12 +74,20 @@ export interface IdempotentRequest {
   body: unknown;
 }
 
-export interface Outcome<T> {
-  status: ContentfulStatusCode;
+/** What a write answers: its HTTP status and the `data` of its `{ ok: true, data }` envelope. */
+interface Outcome<T = unknown, S extends ContentfulStatusCode = ContentfulStatusCode> {
+  status: S;
   data: T;
 }
 
-export interface IdempotentSteps<C, P, T> {
+/**
+ * The response `run` gives for outcome `O` (each member of a union of outcomes): its envelope as
+ * JSON with its status, typed so that a route's handler returns it as the route declares it.
+ */
+type OutcomeResponse<O> =
+  O extends Outcome<infer T, infer S> ? Response & TypedResponse<JSONParsed<{ ok: true; data: T }>, S, 'json'> : never;
+
+export interface IdempotentSteps<C, P, O extends Outcome> {
   /**
    * The checks that read the current state of the data, in decisions.md §3 order (404 lookups,
    * 402 plan, then the operation's own rules); they run only for a new key, after the replay, and
@@ -90,7 +100,7 @@ export interface IdempotentSteps<C, P, T> {
    */
   prepare?: (checked: C) => Promise<P>;
   /** The operation's writes, synchronous; they commit in one transaction with the stored response. */
-  commit: (checked: C, prepared: P, nowIso: string) => Outcome<T>;
+  commit: (checked: C, prepared: P, nowIso: string) => O;
 }
 
 interface StoredAnswer {
@@ -114,12 +124,19 @@ export class IdempotencyKeys {
    * @throws ApiError IDEMPOTENCY_KEY_REUSED (422) or IDEMPOTENCY_CONFLICT (409); whatever the
    * steps throw, after releasing the key.
    */
-  async run<C, P, T>(c: AppContext, request: IdempotentRequest, steps: IdempotentSteps<C, P, T>): Promise<Response> {
+  async run<C, P, O extends Outcome>(
+    c: AppContext,
+    request: IdempotentRequest,
+    steps: IdempotentSteps<C, P, O>,
+  ): Promise<OutcomeResponse<O>> {
+    // The one place the answer gets its route's type: a replay is this operation's own earlier
+    // answer (the key is scoped to the operation and the request hash), so it has an outcome's shape.
+    const typed = (response: Response) => response as OutcomeResponse<O>;
     const scope: KeyScope = { accountId: c.get('caller').account.id, operation: request.operation, key: request.key };
     const hash = requestHash(request.ids, request.body);
     // Replay first: nothing that reads the current data may run before a stored answer.
     const stored = this.stored(scope, hash);
-    if (stored) return this.replay(c, stored);
+    if (stored) return typed(this.replay(c, stored));
     const checked = await steps.check();
     const complete = (prepared: P) => {
       const outcome = steps.commit(checked, prepared, isoAt(this.clock.now()));
@@ -133,14 +150,14 @@ export class IdempotencyKeys {
     if (!steps.prepare) {
       // Nothing to wait for: claim, write and store the response in one transaction.
       const result = this.store.transaction(() => this.claim(scope, hash) ?? complete(undefined as P));
-      return 'envelope' in result ? c.json(result.envelope, result.status) : this.replay(c, result);
+      return typed('envelope' in result ? c.json(result.envelope, result.status) : this.replay(c, result));
     }
     const replayed = this.store.transaction(() => this.claim(scope, hash));
-    if (replayed) return this.replay(c, replayed);
+    if (replayed) return typed(this.replay(c, replayed));
     try {
       const prepared = await steps.prepare(checked);
       const result = this.store.transaction(() => complete(prepared));
-      return c.json(result.envelope, result.status);
+      return typed(c.json(result.envelope, result.status));
     } catch (error) {
       this.keys.release(scope);
       throw error;
