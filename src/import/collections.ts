@@ -11,7 +11,7 @@
  */
 import type { z } from '@hono/zod-openapi';
 import type { Store } from '../db/connection.js';
-import { TokenError, createToken } from '../repos/tokens.js';
+import { TokenError, createToken, tokenIdByHash } from '../repos/tokens.js';
 import { hashToken } from '../domain/tokens.js';
 import {
   AccountImport,
@@ -124,16 +124,14 @@ export const COLLECTIONS = [
     ctx.parents.account(r.accountId, 'accountId');
     const hash = hashToken(r.token);
     // A token has no id of its own in the document: a re-import finds it by its hash.
-    const existing = ctx.store.sqlite.prepare('SELECT id FROM api_tokens WHERE token_hash = ?').get(hash) as
-      | { id: string }
-      | undefined;
-    if (existing && r.id && existing.id !== r.id)
-      throw new FieldError('token', `this token value is already stored as token "${existing.id}"`);
+    const existing = tokenIdByHash(ctx.store, hash);
+    if (existing && r.id && existing !== r.id)
+      throw new FieldError('token', `this token value is already stored as token "${existing}"`);
     try {
       createToken(
         ctx.store,
         {
-          id: r.id ?? existing?.id,
+          id: r.id ?? existing,
           accountId: r.accountId,
           name: r.name,
           scopes: r.scopes,

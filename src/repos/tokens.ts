@@ -3,7 +3,7 @@
  * decisions.md §8). The raw token is returned once by `createToken` and never stored.
  */
 import { sql, type SqlBool } from 'kysely';
-import { compileStatement } from '../db/compiled.js';
+import { compileStatement, rowInsert } from '../db/compiled.js';
 import type { Store } from '../db/connection.js';
 import { newId } from '../domain/ids.js';
 import type { AccountRow, ApiTokenRow } from '../db/schema.js';
@@ -18,8 +18,10 @@ export class TokenError extends Error {}
 
 /** The name of token `id`; null when there is none. */
 export function tokenName(store: Store, id: string): string | null {
-  const row = store.sqlite.prepare('SELECT name FROM api_tokens WHERE id = ?').get(id) as { name: string } | undefined;
-  return row?.name ?? null;
+  const byId = compileStatement(store, (param) =>
+    store.db.selectFrom('api_tokens').select('name').where('id', '=', param('id')),
+  );
+  return byId.get({ id })?.name ?? null;
 }
 
 /**
@@ -29,13 +31,6 @@ export function tokenName(store: Store, id: string): string | null {
  */
 const activeTokenAt = (now: string) =>
   sql<SqlBool>`(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now}))`;
-
-/** Whether the account `id` exists, or, without `id`, whether any account does (an empty database has none). */
-export function accountExists(store: Store, id?: string): boolean {
-  return id === undefined
-    ? store.sqlite.prepare('SELECT 1 FROM accounts LIMIT 1').get() !== undefined
-    : store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(id) !== undefined;
-}
 
 /** Tokens of `accountId` neither revoked nor expired at `nowIso`, `exceptId` left out. */
 export function countActiveTokens(store: Store, accountId: string, nowIso: string, exceptId = ''): number {
@@ -64,16 +59,15 @@ export function createAccount(
     created_at: nowIso,
     updated_at: nowIso,
   };
-  store.sqlite
-    .prepare(
-      'INSERT INTO accounts (id, email, name, plan, plan_expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    )
-    .run(row.id, row.email, row.name, row.plan, row.plan_expires_at, row.created_at, row.updated_at);
+  rowInsert(store, 'accounts')(row);
   return row;
 }
 
 export function listAccounts(store: Store): AccountRow[] {
-  return store.sqlite.prepare('SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[];
+  const all = compileStatement(store, () =>
+    store.db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id'),
+  );
+  return all.all({});
 }
 
 export interface NewToken {
@@ -96,8 +90,7 @@ export function createToken(store: Store, input: NewToken, nowIso: string): { ro
   return store.transaction(() => {
     const unknown = input.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (unknown.length) throw new TokenError(`unknown scope(s): ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`);
-    if (!store.sqlite.prepare('SELECT 1 FROM accounts WHERE id = ?').get(input.accountId))
-      throw new TokenError(`no account with id ${input.accountId}`);
+    if (!accountExists(store, input.accountId)) throw new TokenError(`no account with id ${input.accountId}`);
     const active = !input.revokedAt && (input.expiresAt === null || input.expiresAt > nowIso);
     if (active && countActiveTokens(store, input.accountId, nowIso, input.id) >= MAX_ACTIVE_TOKENS) {
       throw new TokenError(
@@ -119,25 +112,50 @@ export function createToken(store: Store, input: NewToken, nowIso: string): { ro
       revoked_at: input.revokedAt ?? null,
       last_used_at: null,
     };
-    store.sqlite
-      .prepare(
-        `INSERT INTO api_tokens (id, account_id, name, scopes, token_hash, token_prefix, last_four, created_at, expires_at, revoked_at, last_used_at)
-         VALUES (@id, @account_id, @name, @scopes, @token_hash, @token_prefix, @last_four, @created_at, @expires_at, @revoked_at, @last_used_at)
-         ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, name = excluded.name, scopes = excluded.scopes,
-           token_hash = excluded.token_hash, token_prefix = excluded.token_prefix, last_four = excluded.last_four,
-           expires_at = excluded.expires_at, revoked_at = excluded.revoked_at`,
-      )
-      .run(row);
+    // An existing id is updated in place (an import run again); its activity is kept.
+    const upsert = compileStatement(store, (param) =>
+      store.db
+        .insertInto('api_tokens')
+        .values({
+          id: param('id'),
+          account_id: param('account_id'),
+          name: param('name'),
+          scopes: param('scopes'),
+          token_hash: param('token_hash'),
+          token_prefix: param('token_prefix'),
+          last_four: param('last_four'),
+          created_at: param('created_at'),
+          expires_at: param('expires_at'),
+          revoked_at: param('revoked_at'),
+          last_used_at: param('last_used_at'),
+        })
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet((eb) => ({
+            account_id: eb.ref('excluded.account_id'),
+            name: eb.ref('excluded.name'),
+            scopes: eb.ref('excluded.scopes'),
+            token_hash: eb.ref('excluded.token_hash'),
+            token_prefix: eb.ref('excluded.token_prefix'),
+            last_four: eb.ref('excluded.last_four'),
+            expires_at: eb.ref('excluded.expires_at'),
+            revoked_at: eb.ref('excluded.revoked_at'),
+          })),
+        ),
+    );
+    upsert.run(row);
     return { row, token };
   });
 }
 
 export function listTokens(store: Store, accountId?: string): ApiTokenRow[] {
-  return (
-    accountId
-      ? store.sqlite.prepare('SELECT * FROM api_tokens WHERE account_id = ? ORDER BY created_at, id').all(accountId)
-      : store.sqlite.prepare('SELECT * FROM api_tokens ORDER BY account_id, created_at, id').all()
-  ) as ApiTokenRow[];
+  const tokens = store.db.selectFrom('api_tokens').selectAll();
+  if (accountId !== undefined) {
+    const ofAccount = compileStatement(store, (param) =>
+      tokens.where('account_id', '=', param('accountId')).orderBy('created_at').orderBy('id'),
+    );
+    return ofAccount.all({ accountId });
+  }
+  return compileStatement(store, () => tokens.orderBy('account_id').orderBy('created_at').orderBy('id')).all({});
 }
 
 /** What authentication needs of a token: its account, scopes and validity. */
@@ -199,10 +217,14 @@ export function cachedTokenLookup(store: Store): (token: string) => TokenForAuth
 
 /** Revokes a token; effective on the next request. @returns false when no such unrevoked token exists. */
 export function revokeToken(store: Store, tokenId: string, nowIso: string): boolean {
-  const result = store.sqlite
-    .prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-    .run(nowIso, tokenId);
-  return Number(result.changes) > 0;
+  const revoke = compileStatement(store, (param) =>
+    store.db
+      .updateTable('api_tokens')
+      .set({ revoked_at: param('now') })
+      .where('id', '=', param('tokenId'))
+      .where('revoked_at', 'is', null),
+  );
+  return revoke.run({ tokenId, now: nowIso }) > 0;
 }
 
 /**
@@ -254,4 +276,19 @@ export function tokenUseRecorder(store: Store): (tokenId: string, now: string) =
   return (tokenId, now) => {
     touch.run({ tokenId, now });
   };
+}
+
+/** The id of the token whose hash (`hashToken`) is `tokenHash`, or undefined when none is stored. */
+export function tokenIdByHash(store: Store, tokenHash: string): string | undefined {
+  const byHash = compileStatement(store, (param) =>
+    store.db.selectFrom('api_tokens').select('id').where('token_hash', '=', param('tokenHash')),
+  );
+  return byHash.get({ tokenHash })?.id;
+}
+
+/** Whether the account `id` exists, or, without `id`, whether any account does (an empty database has none). */
+export function accountExists(store: Store, id?: string): boolean {
+  const accounts = store.db.selectFrom('accounts').select('id');
+  if (id === undefined) return compileStatement(store, () => accounts.limit(1)).get({}) !== undefined;
+  return compileStatement(store, (param) => accounts.where('id', '=', param('id'))).get({ id }) !== undefined;
 }
