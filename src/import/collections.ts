@@ -91,6 +91,25 @@ function newestOf(messages: readonly { direction: string; sentAt: string | null 
   return newest;
 }
 
+/** `sourceUrl` → `source_url`: a record field's column name. */
+type SnakeCase<S extends string> = S extends `${infer C}${infer Rest}`
+  ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${SnakeCase<Rest>}`
+  : S;
+
+/**
+ * The fields `fields` of `record` under their column names (camelCase → snake_case), values as
+ * they are: the columns a record gives as is. The row they are spread into names every column of
+ * its table (`Row<T>`), so the compiler still refuses a missing column or a value of the wrong type.
+ */
+function sameAs<R extends object, K extends keyof R & string>(
+  record: R,
+  fields: readonly K[],
+): { [F in K as SnakeCase<F>]: R[F] } {
+  const row: Record<string, unknown> = {};
+  for (const field of fields) row[field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = record[field];
+  return row as { [F in K as SnakeCase<F>]: R[F] };
+}
+
 /** One collection of the document: its record schema and how a valid record is written. */
 export interface Collection<N extends string = string, S extends z.ZodType = z.ZodType> {
   /** The document key, e.g. `backlinks`. */
@@ -111,10 +130,7 @@ export const COLLECTIONS = [
   collection('accounts', AccountImport, (r, ctx) => {
     ctx.write('accounts', {
       id: r.id,
-      email: r.email,
-      name: r.name,
-      plan: r.plan,
-      plan_expires_at: r.planExpiresAt,
+      ...sameAs(r, ['email', 'name', 'plan', 'planExpiresAt']),
       ...stamps(r, ctx.nowIso),
     });
     ctx.parents.addAccount(r.id);
@@ -157,11 +173,7 @@ export const COLLECTIONS = [
     const project = ctx.parents.project(r.projectId, 'projectId');
     ctx.write('sites', {
       id: r.id,
-      project_id: r.projectId,
-      name: r.name,
-      domain: r.domain,
-      url: r.url,
-      status: r.status,
+      ...sameAs(r, ['projectId', 'name', 'domain', 'url', 'status']),
       ...stamps(r, ctx.nowIso),
     });
     ctx.parents.addSite(r.id, { projectId: r.projectId, accountId: project.accountId });
@@ -193,33 +205,35 @@ export const COLLECTIONS = [
     const site = ctx.parents.site(r.siteId, 'siteId');
     ctx.write('prospects', {
       id: r.id,
-      site_id: r.siteId,
       project_id: site.projectId,
-      source_job_id: r.sourceJobId,
-      source: r.source,
-      status: r.status,
-      url: r.url,
-      normalized_url: r.normalizedUrl,
-      canonical_url: r.canonicalUrl,
-      domain: r.domain,
-      title: r.title,
-      description: r.description,
-      content_excerpt: r.contentExcerpt,
-      page_type: r.pageType,
-      opportunity_type: r.opportunityType,
-      suggested_placement: r.suggestedPlacement,
+      ...sameAs(r, [
+        'siteId',
+        'sourceJobId',
+        'source',
+        'status',
+        'url',
+        'normalizedUrl',
+        'canonicalUrl',
+        'domain',
+        'title',
+        'description',
+        'contentExcerpt',
+        'pageType',
+        'opportunityType',
+        'suggestedPlacement',
+        'relevanceScore',
+        'qualityScore',
+        'riskScore',
+        'domainAuthority',
+        'estimatedMonthlyTraffic',
+        'rankingPosition',
+        'rankingKeyword',
+        'crawlStatus',
+        'lastCrawledAt',
+      ]),
       contact_paths: json(r.contactPaths),
-      relevance_score: r.relevanceScore,
-      quality_score: r.qualityScore,
-      risk_score: r.riskScore,
       match_reasons: json(r.matchReasons),
       risk_flags: json(r.riskFlags),
-      domain_authority: r.domainAuthority,
-      estimated_monthly_traffic: r.estimatedMonthlyTraffic,
-      ranking_position: r.rankingPosition,
-      ranking_keyword: r.rankingKeyword,
-      crawl_status: r.crawlStatus,
-      last_crawled_at: r.lastCrawledAt,
       ...stamps(r, ctx.nowIso),
     });
     ctx.parents.addProspect(r.id, { siteId: r.siteId, projectId: site.projectId });
@@ -229,22 +243,24 @@ export const COLLECTIONS = [
     const prospect = ctx.parents.prospect(r.prospectId, 'prospectId');
     ctx.write('contacts', {
       id: r.id,
-      prospect_id: r.prospectId,
       site_id: prospect.siteId,
       project_id: prospect.projectId,
-      email: r.email,
-      full_name: r.fullName,
-      role: r.role,
-      role_category: r.roleCategory,
-      company: r.company,
-      source: r.source,
-      source_provider: r.sourceProvider,
-      source_url: r.sourceUrl,
-      source_reference: r.sourceReference,
-      status: r.status,
-      verification_status: r.verificationStatus,
-      last_verified_at: r.lastVerifiedAt,
-      suppression_reason: r.suppressionReason,
+      ...sameAs(r, [
+        'prospectId',
+        'email',
+        'fullName',
+        'role',
+        'roleCategory',
+        'company',
+        'source',
+        'sourceProvider',
+        'sourceUrl',
+        'sourceReference',
+        'status',
+        'verificationStatus',
+        'lastVerifiedAt',
+        'suppressionReason',
+      ]),
       ...stamps(r, ctx.nowIso),
     });
     ctx.parents.addContact(r.id, { prospectId: r.prospectId, siteId: prospect.siteId });
@@ -256,14 +272,9 @@ export const COLLECTIONS = [
     const m = r.message;
     const replaced = ctx.write('drafts', {
       id: r.id,
-      site_id: r.siteId,
       project_id: projectId,
-      prospect_id: r.prospectId,
-      contact_id: r.contactId,
+      ...sameAs(r, ['siteId', 'prospectId', 'contactId', 'status', 'purpose', 'starredAt']),
       message_id: m?.id ?? null,
-      status: r.status,
-      purpose: r.purpose,
-      starred_at: r.starredAt,
       ...draftStamps,
     });
     const messages: Row<'draft_messages'>[] = m
@@ -271,12 +282,8 @@ export const COLLECTIONS = [
           {
             id: m.id,
             draft_id: r.id,
-            subject: m.subject,
-            body: m.body,
+            ...sameAs(m, ['subject', 'body', 'groundingSummary', 'generationProvider', 'generationModel']),
             personalization: json(m.personalization),
-            grounding_summary: m.groundingSummary,
-            generation_provider: m.generationProvider,
-            generation_model: m.generationModel,
             ...stamps(m, draftStamps.created_at),
           },
         ]
@@ -290,14 +297,9 @@ export const COLLECTIONS = [
     const messages = r.messages;
     const replaced = ctx.write('threads', {
       id: r.id,
-      site_id: r.siteId,
       project_id: projectId,
-      prospect_id: r.prospectId,
-      contact_id: r.contactId,
+      ...sameAs(r, ['siteId', 'prospectId', 'contactId', 'status', 'outcome', 'classification']),
       provider_thread_id: r.threadId,
-      status: r.status,
-      outcome: r.outcome,
-      classification: r.classification,
       inbound_count: r.inboundCount ?? messages.filter((m) => m.direction === 'inbound').length,
       outbound_count: r.outboundCount ?? messages.filter((m) => m.direction === 'outbound').length,
       last_inbound_at: r.lastInboundAt === undefined ? newestOf(messages, 'inbound') : r.lastInboundAt,
@@ -314,16 +316,10 @@ export const COLLECTIONS = [
         return {
           id: m.id,
           thread_id: r.id,
-          direction: m.direction,
-          status: m.status,
-          from_email: m.fromEmail,
+          ...sameAs(m, ['direction', 'status', 'fromEmail', 'subject', 'body', 'sentAt', 'attempts']),
           to_emails: json(m.toEmails),
           cc_emails: json(m.ccEmails),
-          subject: m.subject,
-          body: m.body,
-          sent_at: m.sentAt,
           sender_id: null,
-          attempts: m.attempts,
           next_attempt_at: null,
           last_error: null,
           created_at: created,
@@ -337,15 +333,9 @@ export const COLLECTIONS = [
     const site = ctx.parents.site(r.siteId, 'siteId');
     ctx.write('email_connections', {
       id: r.id,
-      site_id: r.siteId,
       project_id: site.projectId,
-      provider: r.provider,
-      status: r.status,
-      account_email: r.accountEmail,
-      provider_region: r.providerRegion,
+      ...sameAs(r, ['siteId', 'provider', 'status', 'accountEmail', 'providerRegion', 'connectedAt', 'lastTestedAt']),
       has_error: bool(r.hasError),
-      connected_at: r.connectedAt,
-      last_tested_at: r.lastTestedAt,
       ...stamps(r, ctx.nowIso),
     });
     ctx.parents.addConnection(r.id, { siteId: r.siteId });
@@ -356,19 +346,21 @@ export const COLLECTIONS = [
     ctx.parents.connectionOfSite(r.connectionId, r.siteId);
     ctx.write('email_senders', {
       id: r.id,
-      site_id: r.siteId,
       project_id: site.projectId,
-      connection_id: r.connectionId,
-      source: r.source,
-      status: r.status,
-      verification_status: r.verificationStatus,
-      display_name: r.displayName,
-      email: r.email,
-      reply_to_email: r.replyToEmail,
-      daily_limit: r.dailyLimit,
-      health_status: r.healthStatus,
-      warmup_status: r.warmupStatus,
-      health_score: r.healthScore,
+      ...sameAs(r, [
+        'siteId',
+        'connectionId',
+        'source',
+        'status',
+        'verificationStatus',
+        'displayName',
+        'email',
+        'replyToEmail',
+        'dailyLimit',
+        'healthStatus',
+        'warmupStatus',
+        'healthScore',
+      ]),
       ...stamps(r, ctx.nowIso),
     });
   }),
@@ -377,17 +369,19 @@ export const COLLECTIONS = [
     const site = ctx.parents.site(r.siteId, 'siteId');
     const replaced = ctx.write('discovery_jobs', {
       id: r.id,
-      site_id: r.siteId,
       project_id: site.projectId,
-      type: r.type,
-      status: r.status,
-      subject_type: r.subjectType,
-      subject_id: r.subjectId,
-      current_attempt: r.currentAttempt,
-      max_attempts: r.maxAttempts,
-      scheduled_at: r.scheduledAt,
-      canceled_at: r.canceledAt,
-      completed_at: r.completedAt,
+      ...sameAs(r, [
+        'siteId',
+        'type',
+        'status',
+        'subjectType',
+        'subjectId',
+        'currentAttempt',
+        'maxAttempts',
+        'scheduledAt',
+        'canceledAt',
+        'completedAt',
+      ]),
       last_error: null,
       ...stamps(r, ctx.nowIso),
     });
@@ -399,15 +393,17 @@ export const COLLECTIONS = [
       r.queries.map((q) => ({
         id: q.id,
         job_id: r.id,
-        query: q.query,
-        status: q.status,
-        opportunity_type: q.opportunityType,
-        raw_result_count: q.rawResultCount,
-        unique_candidate_count: q.uniqueCandidateCount,
-        qualified_count: q.qualifiedCount,
-        started_at: q.startedAt,
-        completed_at: q.completedAt,
-        error_code: q.errorCode,
+        ...sameAs(q, [
+          'query',
+          'status',
+          'opportunityType',
+          'rawResultCount',
+          'uniqueCandidateCount',
+          'qualifiedCount',
+          'startedAt',
+          'completedAt',
+          'errorCode',
+        ]),
         has_error: bool(q.hasError),
       })),
     );
@@ -417,27 +413,29 @@ export const COLLECTIONS = [
     const site = ctx.parents.site(r.siteId, 'siteId');
     ctx.write('leads', {
       id: r.id,
-      site_id: r.siteId,
       project_id: site.projectId,
-      platform: r.platform,
-      source_container: r.sourceContainer,
-      kind: r.kind,
-      title: r.title,
-      body: r.body,
-      author_handle: r.authorHandle,
-      permalink: r.permalink,
-      score: r.score,
-      tier: r.tier,
-      lead_type: r.leadType,
-      sentiment: r.sentiment,
-      evidence_quote: r.evidenceQuote,
-      reason: r.reason,
-      stage: r.stage,
-      feedback: r.feedback,
+      ...sameAs(r, [
+        'siteId',
+        'platform',
+        'sourceContainer',
+        'kind',
+        'title',
+        'body',
+        'authorHandle',
+        'permalink',
+        'score',
+        'tier',
+        'leadType',
+        'sentiment',
+        'evidenceQuote',
+        'reason',
+        'stage',
+        'feedback',
+        'postedAt',
+        'firstSeenAt',
+      ]),
       dismissed: bool(r.dismissed),
       redacted: bool(r.redacted),
-      posted_at: r.postedAt,
-      first_seen_at: r.firstSeenAt,
       created_at: r.createdAt ?? r.firstSeenAt ?? r.postedAt ?? ctx.nowIso,
     });
   }),
@@ -446,16 +444,18 @@ export const COLLECTIONS = [
     const site = ctx.parents.site(r.siteId, 'siteId');
     const replaced = ctx.write('backlinks', {
       id: r.id,
-      site_id: r.siteId,
       project_id: site.projectId,
-      source: r.source,
-      acquisition_origin: r.acquisitionOrigin,
-      source_url: r.sourceUrl,
-      target_url: r.targetUrl,
-      category: r.category,
-      status: r.status,
-      observed_anchor: r.observedAnchor,
-      last_checked_at: r.lastCheckedAt,
+      ...sameAs(r, [
+        'siteId',
+        'source',
+        'acquisitionOrigin',
+        'sourceUrl',
+        'targetUrl',
+        'category',
+        'status',
+        'observedAnchor',
+        'lastCheckedAt',
+      ]),
       ...stamps(r, ctx.nowIso),
     });
     ctx.writeChildren(
@@ -466,16 +466,18 @@ export const COLLECTIONS = [
       r.checks.map((c) => ({
         id: c.id,
         backlink_id: r.id,
-        status: c.status,
-        requested_source_url: c.requestedSourceUrl,
-        final_source_url: c.finalSourceUrl,
-        http_status: c.httpStatus,
+        ...sameAs(c, [
+          'status',
+          'requestedSourceUrl',
+          'finalSourceUrl',
+          'httpStatus',
+          'observedTargetUrl',
+          'observedAnchor',
+          'checkedAt',
+        ]),
         target_found: bool(c.targetFound),
-        observed_target_url: c.observedTargetUrl,
-        observed_anchor: c.observedAnchor,
         observed_rel: json(c.observedRel),
         has_error: bool(c.hasError),
-        checked_at: c.checkedAt,
       })),
     );
   }),
