@@ -10,7 +10,6 @@ import { ConfigError, loadConfig, requireProviderSettings, type Config } from '.
 import { openStore, type Store } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
-import { limitYoungGeneration } from '../heap.js';
 import { createLogger } from '../logger.js';
 import {
   TokenError,
@@ -136,7 +135,6 @@ export function buildCli(io: CliIo = processIo()): Command {
             '--db :memory: needs --demo or --import: an empty in-memory database has no account to serve',
           );
         requireProviderSettings(config, io.env); // before the database is touched
-        limitYoungGeneration();
         const logger = createLogger(config.log);
         const fresh = !existsSync(config.db.path);
         const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
