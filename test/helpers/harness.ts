@@ -67,7 +67,13 @@ export interface HarnessOptions {
 
 export async function startTestServer(options: HarnessOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'outreach-api-test-'));
-  const config: Config = loadConfig(undefined, {}, { db: join(dir, 'test.db'), 'server.port': 0, ...options.config });
+  // synchronous = NORMAL: in WAL mode a commit waits for no fsync (only an OS crash could tell the
+  // difference, and no test makes one); the servers started as real processes keep FULL.
+  const config: Config = loadConfig(
+    undefined,
+    {},
+    { db: join(dir, 'test.db'), 'db.synchronous': 'normal', 'server.port': 0, ...options.config },
+  );
   const clock = options.clock ?? new FakeClock();
   if (options.fixture) await copyFixture(config.db.path, options.fixture, isoAt(clock.now()));
   const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
