@@ -5,8 +5,9 @@
  * triggers (sql/0003_row_counts.sql) keep the list totals and pipeline counts exact.
  */
 import { sql, type Kysely } from 'kysely';
+import { compileStatement } from '../db/compiled.js';
 import type { Store } from '../db/connection.js';
-import type { BacklinksTable, Database } from '../db/schema.js';
+import type { BacklinksTable, Database, SqlBool } from '../db/schema.js';
 import type { BacklinkCheckRecord } from './backlinks.js';
 
 /** Which backlinks a pass may check; every given field narrows it (all of them: every backlink). */
@@ -113,21 +114,51 @@ export type NewCheck = Omit<BacklinkCheckRecord, 'status' | 'hasError' | 'reques
 const statements = new WeakMap<Store, ReturnType<typeof prepare>>();
 
 function prepare(store: Store) {
-  const { sqlite } = store;
+  const { db } = store;
   return {
-    previous: sqlite.prepare(
-      'SELECT target_found, observed_anchor, observed_rel FROM backlink_checks WHERE backlink_id = ? ORDER BY checked_at DESC, id DESC LIMIT 1',
+    previous: compileStatement(store, (param) =>
+      db
+        .selectFrom('backlink_checks')
+        .select(['target_found', 'observed_anchor', 'observed_rel'])
+        .where('backlink_id', '=', param('backlinkId'))
+        .orderBy('checked_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1),
     ),
-    insert:
-      sqlite.prepare(`INSERT INTO backlink_checks (id, backlink_id, status, requested_source_url, final_source_url, http_status,
-      target_found, observed_target_url, observed_anchor, observed_rel, has_error, checked_at)
-      VALUES (@id, @backlinkId, @status, @requestedSourceUrl, @finalSourceUrl, @httpStatus,
-      @targetFound, @observedTargetUrl, @observedAnchor, @observedRel, @hasError, @checkedAt)`),
+    insert: compileStatement(store, (param) =>
+      db.insertInto('backlink_checks').values({
+        id: param('id'),
+        backlink_id: param('backlinkId'),
+        status: param<CheckStatus>('status'),
+        requested_source_url: param('requestedSourceUrl'),
+        final_source_url: param('finalSourceUrl'),
+        http_status: param<number | null>('httpStatus'),
+        target_found: param<SqlBool>('targetFound'),
+        observed_target_url: param('observedTargetUrl'),
+        observed_anchor: param('observedAnchor'),
+        observed_rel: param('observedRel'),
+        has_error: param<SqlBool>('hasError'),
+        checked_at: param('checkedAt'),
+      }),
+    ),
     // decisions.md §13: observed_anchor moves only when the link was found.
-    update:
-      sqlite.prepare(`UPDATE backlinks SET status = @status, last_checked_at = @checkedAt, updated_at = @checkedAt,
-      observed_anchor = CASE WHEN @targetFound = 1 THEN @observedAnchor ELSE observed_anchor END
-      WHERE id = @backlinkId AND status <> 'closed'`),
+    update: compileStatement(store, (param) =>
+      db
+        .updateTable('backlinks')
+        .set((eb) => ({
+          status: param<CheckStatus>('status'),
+          last_checked_at: param('checkedAt'),
+          updated_at: param('checkedAt'),
+          observed_anchor: eb
+            .case()
+            .when(eb.val(param<SqlBool>('targetFound')), '=', 1)
+            .then(param<string | null>('observedAnchor'))
+            .else(eb.ref('observed_anchor'))
+            .end(),
+        }))
+        .where('id', '=', param('backlinkId'))
+        .where('status', '<>', sql.lit<BacklinksTable['status']>('closed')),
+    ),
   };
 }
 
@@ -152,9 +183,7 @@ export function recordBacklinkChecks(store: Store, items: readonly CheckToRecord
   const st = s;
   return store.transaction(() =>
     items.map(({ backlinkId, decide }) => {
-      const row = st.previous.get(backlinkId) as
-        | { target_found: number; observed_anchor: string | null; observed_rel: string }
-        | undefined;
+      const row = st.previous.get({ backlinkId });
       const check = decide(
         row
           ? {
@@ -168,8 +197,7 @@ export function recordBacklinkChecks(store: Store, items: readonly CheckToRecord
       // Each statement gets exactly its own parameters (node:sqlite refuses unknown ones).
       // The update first: it finds nothing for a closed or deleted backlink, and then nothing is written.
       const { status, checkedAt, observedAnchor } = check;
-      if (Number(st.update.run({ backlinkId, status, checkedAt, targetFound, observedAnchor }).changes) === 0)
-        return null;
+      if (st.update.run({ backlinkId, status, checkedAt, targetFound, observedAnchor }) === 0) return null;
       st.insert.run({
         ...check,
         backlinkId,

@@ -85,7 +85,10 @@ export class IdempotencyKeyStore {
 
 /** Deletes the keys that expired at or before `nowIso` (ISO 8601); returns how many. */
 export function purgeExpiredKeys(store: Store, nowIso: string): number {
-  return Number(store.sqlite.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(nowIso).changes);
+  const purge = compileStatement(store, (param) =>
+    store.db.deleteFrom('idempotency_keys').where('expires_at', '<=', param('now')),
+  );
+  return purge.run({ now: nowIso });
 }
 
 /**
@@ -93,5 +96,8 @@ export function purgeExpiredKeys(store: Store, nowIso: string): number {
  * committed, so a retry must run it); returns how many. Call at start-up, before requests are served.
  */
 export function releaseAbandonedKeys(store: Store): number {
-  return Number(store.sqlite.prepare("DELETE FROM idempotency_keys WHERE state = 'in_flight'").run().changes);
+  const release = compileStatement(store, () =>
+    store.db.deleteFrom('idempotency_keys').where('state', '=', 'in_flight'),
+  );
+  return release.run({});
 }
