@@ -10,6 +10,7 @@ import { migrate } from './db/migrate.js';
 import { createFixture, type Fixture } from './fixture/index.js';
 import { createApp, type App } from './http/app.js';
 import { listen, type Listener } from './http/listen.js';
+import { settlesWithin } from './http/shutdown.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createProviders, type Providers } from './providers/index.js';
@@ -25,6 +26,13 @@ import { createWorkers, type Workers } from './workers/index.js';
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
+/**
+ * How long `shutdown()` waits, after the last answer, for the connections to close before it cuts
+ * them, ms: only a client still sending a request (which reached no handler) or reading a long
+ * answer slowly holds one that long.
+ */
+export const SETTLE_MS = 1000;
+
 export interface RunningServer {
   /** e.g. `http://127.0.0.1:8080` */
   origin: string;
@@ -37,6 +45,17 @@ export interface RunningServer {
   metrics?: Metrics;
   /** The fixture control plane (`fixture.enabled`, decisions.md §14). */
   fixture?: Fixture;
+  /**
+   * Graceful stop (decisions.md §15; SIGTERM/SIGINT in `serve`): stops accepting connections and
+   * closes the idle ones at once; lets the requests in flight finish for up to `graceMs`, then
+   * answers those still running 503 `SERVICE_UNAVAILABLE` and releases their idempotency keys
+   * (./http/shutdown.ts); meanwhile each worker finishes the item in hand (within the same grace;
+   * one still busy after it is left, and its item is taken up again at the next start); then
+   * closes the mail transport, the checkpointer and (when it opened it) the store.
+   * @param graceMs default `server.shutdownGraceMs`, ms.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+  /** `shutdown(0)`: requests in flight are answered 503 at once. */
   close(): Promise<void>;
 }
 
@@ -97,7 +116,34 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   if (server.node) (server.node as import('node:http').Server).keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const port = server.port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-  return {
+  let stopped: Promise<void> | undefined;
+  const shutdown = async (graceMs: number) => {
+    const deadline = performance.now() + graceMs;
+    const closed = server.close();
+    const workersStopped = workers.stop();
+    const cut = await app.deps.shutdown.drain(graceMs);
+    if (cut)
+      logger.log('warn', 'requests still running at the end of the shutdown grace were answered 503', {
+        count: cut,
+        graceMs,
+      });
+    // Every request is answered: a connection whose answer went out before the drain began
+    // (without Connection: close) is idle now.
+    server.closeIdle();
+    if (!(await settlesWithin(closed, SETTLE_MS))) server.closeAll();
+    if (!(await settlesWithin(workersStopped, Math.max(0, deadline - performance.now()))))
+      logger.log(
+        'warn',
+        'a worker was still busy at the end of the shutdown grace; its item is taken up at the next start',
+        {
+          graceMs,
+        },
+      );
+    providers.mail.close();
+    await checkpointer?.stop();
+    if (!options.store) await store.close();
+  };
+  const running: RunningServer = {
     origin: `http://${host}:${port}`,
     port,
     app,
@@ -105,12 +151,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     workers,
     metrics,
     fixture,
-    async close() {
-      await server.close();
-      await workers.stop();
-      providers.mail.close();
-      await checkpointer?.stop();
-      if (!options.store) await store.close();
+    shutdown(graceMs = config.server.shutdownGraceMs) {
+      stopped ??= shutdown(graceMs);
+      return stopped;
     },
+    close: () => running.shutdown(0),
   };
+  return running;
 }

@@ -186,13 +186,33 @@ export function buildCli(io: CliIo = processIo()): Command {
           print();
           print(`  curl -s -H "Authorization: Bearer ${demoToken}" ${base}/me`);
         }
-        const stop = async () => {
-          await server.close();
-          await store.close();
-          process.exit(0);
+        // Graceful shutdown (decisions.md §15). A second signal changes nothing: a terminal's Ctrl-C
+        // under `npm start` reaches the server twice (from the terminal and forwarded by npm), and
+        // the grace bounds the wait anyway.
+        let stopping = false;
+        const stop = (signal: NodeJS.Signals) => {
+          if (stopping) return logger.log('info', 'shutdown already under way', { signal });
+          stopping = true;
+          const stopped = server.shutdown();
+          // Logged once the listener is closed (shutdown() closes it before its first await).
+          logger.log('info', 'shutting down', { signal, graceMs: config.server.shutdownGraceMs });
+          stopped
+            .then(() => store.close())
+            .then(
+              () => {
+                logger.log('info', 'stopped', { signal });
+                process.exit(0);
+              },
+              (error: unknown) => {
+                logger.log('error', 'shutdown failed', {
+                  error: error instanceof Error ? error.message : String(error),
+                });
+                process.exit(1);
+              },
+            );
         };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
       },
     );
 

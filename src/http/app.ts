@@ -21,6 +21,7 @@ import { registerDocsRoutes } from './docs.js';
 import { registerOperatorRoutes } from './operator.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
+import { Shutdown } from './shutdown.js';
 
 export const API_BASE = '/api/public/v1';
 export const OPENAPI_PATH = '/api/public/openapi.json';
@@ -48,11 +49,12 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
   );
 };
 
-export function createApp(input: Omit<AppDeps, 'limiter'>): App {
+export function createApp(input: Omit<AppDeps, 'limiter' | 'shutdown'>): App {
   const rpm = input.config.limits.requestsPerMinute;
   const deps: AppDeps = {
     ...input,
     limiter: rpm > 0 ? new SlidingWindowLimiter(rpm, RATE_WINDOW_MS, input.clock) : undefined,
+    shutdown: new Shutdown(),
   };
 
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -68,6 +70,7 @@ export function createApp(input: Omit<AppDeps, 'limiter'>): App {
   const app = new OpenAPIHono<AppEnv>();
   app.use('*', observe(deps));
   app.use('*', requestId());
+  app.use('*', deps.shutdown.middleware());
   app.use(
     '*',
     methodNotAllowed({

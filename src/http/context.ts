@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { ErrorCode } from '../domain/errors.js';
 import type { SlidingWindowLimiter } from '../limiter/sliding-window.js';
 import type { Providers } from '../providers/index.js';
+import type { Shutdown } from './shutdown.js';
 
 export interface AppDeps {
   config: Config;
@@ -34,6 +35,12 @@ export interface AppDeps {
   notify?: (worker: 'outbox' | 'discovery') => void;
   /** The CI-fixture control plane (decisions.md §14); present only with `fixture.enabled`. */
   fixture?: FixtureHooks;
+  /**
+   * Graceful shutdown (decisions.md §15), built by `createApp`: the requests in flight, and the
+   * `signal` that aborts at the end of the grace (a write waiting on a provider then answers 503
+   * and releases its idempotency key).
+   */
+  shutdown: Shutdown;
 }
 
 /** Where the fixture control plane plugs into the app (built by `src/fixture/`). */

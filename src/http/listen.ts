@@ -31,8 +31,20 @@ export interface Listener {
   runtime: 'deno' | 'node';
   /** The Node server (undefined under Deno), for connection-level settings and shutdown. */
   node?: ServerType;
-  /** Stops accepting connections and resolves once the server is closed. */
+  /**
+   * Stops accepting connections at once and closes the idle keep-alive ones; resolves once every
+   * connection is closed (one in use closes after its answer, which says `Connection: close`
+   * while the app drains, see ./shutdown.ts). Under Deno: `Deno.serve`'s `shutdown()`, which
+   * does the same.
+   */
   close(): Promise<void>;
+  /** Closes the connections idle now (Node; under Deno `shutdown()` does it by itself). */
+  closeIdle(): void;
+  /**
+   * Closes every connection still open, answered or not (Node). Under Deno there is no such
+   * call: what is left ends with the process.
+   */
+  closeAll(): void;
 }
 
 const deno = (globalThis as { Deno?: DenoNamespace }).Deno;
@@ -62,6 +74,8 @@ export async function listen(
       async close() {
         await server.shutdown();
       },
+      closeIdle() {},
+      closeAll() {},
     };
   }
   // The adapter's request listener with its error handler, and the server's clientError event:
@@ -78,8 +92,12 @@ export async function listen(
     node: server,
     close: () =>
       new Promise<void>((resolve) => {
+        // Node's close() leaves a connection in use open after its answer unless that answer
+        // says Connection: close; idle ones it closes (again below, for clarity).
         server.close(() => resolve());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        server.closeIdleConnections();
       }),
+    closeIdle: () => server.closeIdleConnections(),
+    closeAll: () => server.closeAllConnections(),
   };
 }

@@ -73,7 +73,7 @@ const regenerateRoute = (group: Group, maxBodyBytes: number) =>
 
 export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config, providers } = deps;
-  const keys = new IdempotencyKeys(store, clock);
+  const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal);
   const writes = new DraftWrites(store);
   const { maxBodyBytes } = config.limits;
 

@@ -47,7 +47,7 @@ const replyRoute = (group: Group, maxBodyBytes: number) =>
 
 export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config } = deps;
-  const keys = new IdempotencyKeys(store, clock);
+  const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal);
   const outbox = new Outbox(store);
   const activeSender = activeSenderLookup(store);
   const countOutbound = outboundCounter(store);

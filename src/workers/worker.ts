@@ -17,7 +17,10 @@ export interface Worker {
   start(): void;
   /** Asks for a pass now, without waiting for it (e.g. right after work was queued). */
   wake(): void;
-  /** Stops the timer and waits for the pass in progress. */
+  /**
+   * Stops the timer and waits for the pass in progress, which its `stopping` signal tells to end
+   * after the item in hand (decisions.md §15).
+   */
   stop(): Promise<void>;
   /**
    * Runs every later pass inside `wrap`: the fixture's request gate, so that a reset never
@@ -26,7 +29,18 @@ export interface Worker {
   runInside(wrap: (pass: () => Promise<number>) => Promise<number>): void;
 }
 
-export function createWorker(name: string, intervalMs: number, step: () => Promise<number>, logger: Logger): Worker {
+/**
+ * @param intervalMs between timer passes, ms.
+ * @param step one pass; resolves with the number of items handled. Its `stopping` signal aborts
+ * when `stop()` is called: a pass over several items returns after the item in hand.
+ */
+export function createWorker(
+  name: string,
+  intervalMs: number,
+  step: (stopping: AbortSignal) => Promise<number>,
+  logger: Logger,
+): Worker {
+  const stopping = new AbortController();
   let tail: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -35,7 +49,7 @@ export function createWorker(name: string, intervalMs: number, step: () => Promi
   let wrap = (pass: () => Promise<number>) => pass();
 
   const runOnce = (): Promise<number> => {
-    const run = tail.then(() => (stopped ? 0 : wrap(step)));
+    const run = tail.then(() => (stopped ? 0 : wrap(() => step(stopping.signal))));
     tail = run.catch(() => undefined);
     return run;
   };
@@ -83,6 +97,7 @@ export function createWorker(name: string, intervalMs: number, step: () => Promi
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       if (timer) clearInterval(timer);
       timer = undefined;
       await tail;

@@ -26,7 +26,8 @@
  *   (`completed`). Work that leaves the process (mail, crawling) is only *recorded* by those
  *   writes (outbox rows, discovery jobs) and done by a worker after the commit, so a crash can
  *   neither lose an accepted request nor repeat it inside the service.
- * - The operation fails (any error, 500 included): the key is released; nothing was stored.
+ * - The operation fails (any error, 500 included), or the shutdown grace ends while it waits on a
+ *   provider (503 `SERVICE_UNAVAILABLE`, decisions.md §15): the key is released; nothing was stored.
  * - Keys live 24 h: an expired key counts as unused, and `purgeExpiredKeys`
  *   (`src/repos/idempotency-keys.ts`) deletes them.
  */
@@ -41,6 +42,7 @@ import type { Logger } from '../../logger.js';
 import { ProviderError } from '../../providers/types.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { untilAborted } from '../shutdown.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -112,9 +114,14 @@ interface StoredAnswer {
 export class IdempotencyKeys {
   private readonly keys;
 
+  /**
+   * @param stopping aborts at the end of the shutdown grace (decisions.md §15): a `prepare` step
+   * still waiting then gives up with 503 `SERVICE_UNAVAILABLE` and the key is released.
+   */
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly stopping?: AbortSignal,
   ) {
     this.keys = new IdempotencyKeyStore(store);
   }
@@ -155,7 +162,7 @@ export class IdempotencyKeys {
     const replayed = this.store.transaction(() => this.claim(scope, hash));
     if (replayed) return typed(this.replay(c, replayed));
     try {
-      const prepared = await steps.prepare(checked);
+      const prepared = await untilAborted(steps.prepare(checked), this.stopping);
       const result = this.store.transaction(() => complete(prepared));
       return typed(c.json(result.envelope, result.status));
     } catch (error) {
