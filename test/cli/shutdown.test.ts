@@ -237,6 +237,8 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
   const launchers = {
     node: (e: Record<string, string>) => launch(process.execPath, ['bin/outreach-api.js', 'serve', '--demo'], e),
     npm: (e: Record<string, string>) => launch('npm', ['start', '--silent'], e),
+    deno: (e: Record<string, string>) =>
+      launch(join(ROOT, 'node_modules/.bin/deno'), ['run', '--allow-all', 'src/main.ts', 'serve', '--demo'], e),
   };
 
   const regenerate = async (served: Served, key: string) => {
@@ -256,16 +258,19 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
   };
 
   const cases = [
+    { name: 'deno, SIGTERM', launcher: 'deno', signal: (s: Served) => s.child.kill('SIGTERM') },
     { name: 'node, SIGTERM', launcher: 'node', signal: (s: Served) => s.child.kill('SIGTERM') },
     { name: 'npm start, SIGTERM to npm', launcher: 'npm', signal: (s: Served) => s.child.kill('SIGTERM') },
     {
+      // The server gets it twice: from the "terminal" and forwarded by npm.
       name: 'npm start, SIGINT to the process group (Ctrl-C)',
       launcher: 'npm',
       signal: (s: Served) => process.kill(-s.child.pid!, 'SIGINT'),
+      twice: true,
     },
   ] as const;
 
-  for (const { name, launcher, signal } of cases) {
+  for (const { name, launcher, signal, ...options } of cases) {
     it(`${name}: the request in flight gets its answer, new connections are refused, exit 0`, async () => {
       const served = await launchers[launcher](env(`finish-${name.length}`, 60_000));
       try {
@@ -285,13 +290,20 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
         assert.equal(await connectError(served.port), 'ECONNREFUSED');
         await idle.closed;
         assert.equal(idle.received().split('HTTP/1.1').length - 1, 1, 'nothing more was sent on the idle connection');
-        busy.socket.write('\r\n');
-        const [, late] = await busy.answers(2);
-        assert.match(late!, /^HTTP\/1\.1 503 /);
-        assert.match(late!, /\r\nconnection: close\r\n/i);
-        assert.match(late!, /\r\nx-request-id: \S+/i);
-        assert.match(late!, /"code":"SERVICE_UNAVAILABLE"/);
-        await busy.closed;
+        if (launcher === 'deno') {
+          // Deno.serve's shutdown closes a connection whose next request is not read whole yet.
+          await busy.closed;
+          assert.equal(busy.received().split('HTTP/1.1').length - 1, 1, 'the unfinished request got no answer');
+        } else {
+          // Node reads it; the app refuses it, since it arrived after the signal.
+          busy.socket.write('\r\n');
+          const [, late] = await busy.answers(2);
+          assert.match(late!, /^HTTP\/1\.1 503 /);
+          assert.match(late!, /\r\nconnection: close\r\n/i);
+          assert.match(late!, /\r\nx-request-id: \S+/i);
+          assert.match(late!, /"code":"SERVICE_UNAVAILABLE"/);
+          await busy.closed;
+        }
         assert.equal(served.child.exitCode, null, 'still running while the request waits on the provider');
 
         const answered = performance.now();
@@ -306,13 +318,15 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
         // It exits once the work is done, not at the end of the 60 s grace.
         assert.ok(performance.now() - answered < 30_000);
         assert.match(served.output(), /"msg":"stopped"/);
+        // A second signal changes nothing.
+        if ('twice' in options) assert.match(served.output(), /"signal":"SIGINT","msg":"shutdown already under way"/);
       } finally {
         cleanup(served);
       }
     });
   }
 
-  for (const { name, launcher, signal } of cases.slice(0, 2)) {
+  for (const { name, launcher, signal } of cases.slice(0, 3)) {
     it(`${name}: at the end of a short grace a request still waiting gets the 503 envelope, its key is released, exit 0`, async () => {
       const graceMs = 500;
       const e = env(`cut-${name.length}`, graceMs);

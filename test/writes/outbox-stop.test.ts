@@ -1,0 +1,82 @@
+/**
+ * Stopping the outbox worker mid-pass (decisions.md §15: at shutdown each worker finishes the
+ * item in hand): a pass over three due replies, stopped while the first is with the mail
+ * transport, delivers that one and leaves the other two queued, untouched, for the next start.
+ * The transport's send is held by a gate and observed through a promise, never by sleeping.
+ */
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { isoAt } from '../../src/domain/clock.js';
+import { silentLogger } from '../../src/logger.js';
+import type { MailTransport, OutgoingMail } from '../../src/providers/types.js';
+import { createOutboxWorker, Outbox } from '../../src/workers/outbox.js';
+import type { TestServer } from '../helpers/harness.js';
+import { gate, startWriteServer } from './helpers.js';
+
+let t: TestServer;
+before(async () => {
+  t = await startWriteServer();
+});
+after(() => t.close());
+
+it('stop() during a pass: the reply in hand is delivered, the rest stay queued for the next start', async () => {
+  const outbox = new Outbox(t.store);
+  const ids = ['first', 'second', 'third'].map((body) =>
+    outbox.enqueue(
+      {
+        threadId: 'thr_a1',
+        sender: { id: 'snd_a1', email: 'me@trailgear.example' },
+        to: ['ana@valid.test'],
+        cc: [],
+        subject: 'Re: Guest post idea',
+        body: `The ${body} reply.`,
+      },
+      isoAt(t.clock.now()),
+    ),
+  );
+  const sent: OutgoingMail[] = [];
+  const release = gate();
+  let inHand!: () => void;
+  const firstInHand = new Promise<void>((resolve) => (inHand = resolve));
+  const mail: MailTransport = {
+    name: 'held',
+    async send(message) {
+      inHand();
+      await release.promise;
+      sent.push(message);
+    },
+    close() {},
+  };
+  const worker = createOutboxWorker({
+    store: t.store,
+    clock: t.clock,
+    config: t.server.app.deps.config,
+    mail,
+    logger: silentLogger,
+  });
+
+  const pass = worker.runOnce();
+  await firstInHand;
+  const stopped = worker.stop();
+  release.open();
+  await Promise.all([pass, stopped]);
+
+  assert.equal(sent.length, 1, 'only the reply in hand was sent');
+  const rows = ids.map(
+    (id) =>
+      t.store.sqlite.prepare('SELECT status, attempts FROM thread_messages WHERE id = ?').get(id) as {
+        status: string;
+        attempts: number;
+      },
+  );
+  assert.deepEqual(
+    rows.map((r) => r.status).sort(),
+    ['queued', 'queued', 'sent'],
+    'two replies wait for the next start',
+  );
+  assert.deepEqual(
+    rows.filter((r) => r.status === 'queued').map((r) => r.attempts),
+    [0, 0],
+    'untouched: no attempt used',
+  );
+});
