@@ -27,9 +27,9 @@ import { createWorkers, type Workers } from './workers/index.js';
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
- * How long `shutdown()` waits, after the last answer, for the connections to close before it cuts
- * them, ms: only a client still sending a request (which reached no handler) or reading a long
- * answer slowly holds one that long.
+ * How long `shutdown()` waits after the grace for the requests it cut to answer, and then for the
+ * connections to close before it cuts them, ms: only a client still sending a request or reading
+ * a long answer slowly takes that long.
  */
 export const SETTLE_MS = 1000;
 
@@ -121,7 +121,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const deadline = performance.now() + graceMs;
     const closed = server.close();
     const workersStopped = workers.stop();
-    const cut = await app.deps.shutdown.drain(graceMs);
+    const cut = await app.deps.shutdown.drain(graceMs, SETTLE_MS);
     if (cut)
       logger.log('warn', 'requests still running at the end of the shutdown grace were answered 503', {
         count: cut,
