@@ -27,9 +27,9 @@ import { createWorkers, type Workers } from './workers/index.js';
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
- * How long `shutdown()` waits after the grace for the requests it cut to answer, and then for the
- * connections to close before it cuts them, ms: only a client still sending a request or reading
- * a long answer slowly takes that long.
+ * How long `shutdown()` waits after the grace for the requests it cut to answer, then for the
+ * connections to close before it cuts them (a client still sending a request or slowly reading a
+ * long answer), and at least for a worker's item in hand, ms.
  */
 export const SETTLE_MS = 1000;
 
@@ -49,8 +49,9 @@ export interface RunningServer {
    * Graceful stop (decisions.md §15; SIGTERM/SIGINT in `serve`): stops accepting connections and
    * closes the idle ones at once; lets the requests in flight finish for up to `graceMs`, then
    * answers those still running 503 `SERVICE_UNAVAILABLE` and releases their idempotency keys
-   * (./http/shutdown.ts); meanwhile each worker finishes the item in hand (within the same grace;
-   * one still busy after it is left, and its item is taken up again at the next start); then
+   * (./http/shutdown.ts); meanwhile each worker finishes the item in hand (within the grace, or
+   * `SETTLE_MS` if longer; one still busy then is left, and its item is taken up again at the
+   * next start); then
    * closes the mail transport, the checkpointer and (when it opened it) the store.
    * @param graceMs default `server.shutdownGraceMs`, ms.
    */
@@ -131,7 +132,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     // (without Connection: close) is idle now.
     server.closeIdle();
     if (!(await settlesWithin(closed, SETTLE_MS))) server.closeAll();
-    if (!(await settlesWithin(workersStopped, Math.max(0, deadline - performance.now()))))
+    if (!(await settlesWithin(workersStopped, Math.max(SETTLE_MS, deadline - performance.now()))))
       logger.log(
         'warn',
         'a worker was still busy at the end of the shutdown grace; its item is taken up at the next start',

@@ -10,8 +10,8 @@
  * - with a short grace and a provider that never answers, the client gets the 503 envelope at the
  *   end of the grace, the idempotency key is released before the process exits 0, and after a
  *   restart the same key runs the request (neither 409 nor a replay);
- * - both again through `npm start`, whose npm process receives the signal first (SIGTERM to npm;
- *   SIGINT to the whole process group, as a terminal's Ctrl-C sends it).
+ * - each under Deno too, and through `npm start`, whose npm process receives the signal first
+ *   (SIGTERM to npm; SIGINT to the whole process group, as a terminal's Ctrl-C sends it).
  * Sequenced by events only: the provider seeing the request, the server's log lines, the exit.
  */
 import assert from 'node:assert/strict';
@@ -24,7 +24,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/logger.js';
 import { DEMO_PROJECT_ID, DEMO_SITE_ID, DEMO_TOKEN } from '../../src/seed/demo.js';
+import { startServer } from '../../src/server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DRAFTS = `/api/public/v1/projects/${DEMO_PROJECT_ID}/sites/${DEMO_SITE_ID}/drafts`;
@@ -244,12 +247,12 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
       launch(join(ROOT, 'node_modules/.bin/deno'), ['run', '--allow-all', 'src/main.ts', 'serve', '--demo'], e),
   };
 
-  const regenerate = async (served: Served, key: string) => {
+  const regenerate = async ({ origin }: { origin: string }, key: string) => {
     const list = (await (
-      await fetch(`${served.origin}${DRAFTS}?limit=1`, { headers: { authorization: `Bearer ${DEMO_TOKEN}` } })
+      await fetch(`${origin}${DRAFTS}?limit=1`, { headers: { authorization: `Bearer ${DEMO_TOKEN}` } })
     ).json()) as { data: { data: { id: string }[] } };
     const draftId = list.data.data[0]!.id;
-    return fetch(`${served.origin}${DRAFTS}/${draftId}/regenerate`, {
+    return fetch(`${origin}${DRAFTS}/${draftId}/regenerate`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${DEMO_TOKEN}`,
@@ -260,20 +263,25 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
     });
   };
 
-  const cases = [
-    { name: 'deno, SIGTERM', launcher: 'deno', signal: (s: Served) => s.child.kill('SIGTERM') },
-    { name: 'node, SIGTERM', launcher: 'node', signal: (s: Served) => s.child.kill('SIGTERM') },
-    { name: 'npm start, SIGTERM to npm', launcher: 'npm', signal: (s: Served) => s.child.kill('SIGTERM') },
+  const sigterm = (s: Served) => s.child.kill('SIGTERM');
+  const finishing = [
+    { name: 'deno, SIGTERM', launcher: 'deno', signal: sigterm },
+    { name: 'node, SIGTERM', launcher: 'node', signal: sigterm },
     {
       name: 'npm start, SIGINT to the process group (Ctrl-C)',
       launcher: 'npm',
       signal: (s: Served) => process.kill(-s.child.pid!, 'SIGINT'),
     },
   ] as const;
+  const cut = [
+    { name: 'deno, SIGTERM', launcher: 'deno', signal: sigterm },
+    { name: 'node, SIGTERM', launcher: 'node', signal: sigterm },
+    { name: 'npm start, SIGTERM to npm', launcher: 'npm', signal: sigterm },
+  ] as const;
 
-  for (const [index, { name, launcher, signal }] of cases.entries()) {
+  for (const { name, launcher, signal } of finishing) {
     it(`${name}: the request in flight gets its answer, new connections are refused, exit 0`, async () => {
-      const served = await launchers[launcher](env(`finish-${launcher}-${index}`, 60_000));
+      const served = await launchers[launcher](env(`finish-${launcher}`, 60_000));
       try {
         provider.hold();
         // An idle keep-alive connection, and one that has begun its next request.
@@ -282,7 +290,7 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
         for (const c of [idle, busy]) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
         await Promise.all([idle.answers(1), busy.answers(1)]);
         busy.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
-        const pending = regenerate(served, `shutdown-finish-${launcher}-${index}`);
+        const pending = regenerate(served, `shutdown-finish-${launcher}`);
         await reachesProvider(pending);
         signal(served);
         await served.printed(/"msg":"shutting down"/);
@@ -333,12 +341,12 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
     });
   }
 
-  for (const { name, launcher, signal } of cases.slice(0, 3)) {
+  for (const { name, launcher, signal } of cut) {
     it(`${name}: at the end of a short grace a request still waiting gets the 503 envelope, its key is released, exit 0`, async () => {
       const graceMs = 500;
       const e = env(`cut-${launcher}`, graceMs);
       const key = `shutdown-cut-${launcher}`;
-      let served = await launchers[launcher](e);
+      const served = await launchers[launcher](e);
       try {
         provider.hold(); // and never answer
         const pending = regenerate(served, key);
@@ -363,18 +371,24 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
         assert.equal(keyRow(e.OUTREACH_API_DB, key), undefined, 'the idempotency key was released');
 
         if (launcher !== 'node') return; // the restart below is the same whatever started the server
-        // The same key after a restart runs the request: neither 409 nor a stored answer.
-        served = await launchers[launcher](e);
-        provider.answerAtOnce();
-        const retried = await regenerate(served, key);
-        assert.equal(retried.status, 200, await retried.clone().text());
-        assert.equal(retried.headers.get('idempotent-replayed'), null);
-        assert.equal(
-          ((await retried.json()) as { data: { message: { subject: string } } }).data.message.subject,
-          SUBJECT,
-        );
-        signal(served);
-        assert.equal((await served.exit).code, 0, served.output());
+        // The same key after a restart (in this process, on the same file and settings) runs the
+        // request: neither 409 nor a stored answer.
+        const again = await startServer({
+          config: loadConfig(undefined, e, { 'server.port': 0 }),
+          logger: silentLogger,
+        });
+        try {
+          provider.answerAtOnce();
+          const retried = await regenerate(again, key);
+          assert.equal(retried.status, 200, await retried.clone().text());
+          assert.equal(retried.headers.get('idempotent-replayed'), null);
+          assert.equal(
+            ((await retried.json()) as { data: { message: { subject: string } } }).data.message.subject,
+            SUBJECT,
+          );
+        } finally {
+          await again.close();
+        }
       } finally {
         cleanup(served);
       }
