@@ -373,10 +373,11 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
         if (launcher !== 'node') return; // the restart below is the same whatever started the server
         // The same key after a restart (in this process, on the same file and settings) runs the
         // request: neither 409 nor a stored answer.
+        process.env.SHUTDOWN_TEST_OPENAI_KEY = e.SHUTDOWN_TEST_OPENAI_KEY; // the start checks that it is set
         const again = await startServer({
           config: loadConfig(undefined, e, { 'server.port': 0 }),
           logger: silentLogger,
-        });
+        }).finally(() => delete process.env.SHUTDOWN_TEST_OPENAI_KEY);
         try {
           provider.answerAtOnce();
           const retried = await regenerate(again, key);
