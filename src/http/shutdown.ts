@@ -3,19 +3,21 @@
  * server or `Deno.serve`); `RunningServer.shutdown()` (`src/server.ts`) composes it with the
  * listener, the workers and the store.
  *
- * - `middleware()` (right after the request id) runs every request through a `RequestGate`, the
- *   in-flight counter the fixture's resets use too.
+ * - `middleware()` (right after the request id) runs every request through a `RequestGate` (the
+ *   in-flight counter the fixture's resets use; its own instance, since the fixture's admin
+ *   requests must not count in the wait of a reset they run).
  * - `drain(graceMs)` starts draining: from then on a request that starts is answered 503
  *   `SERVICE_UNAVAILABLE` at once (it arrived on a kept-alive connection after the signal; it did
  *   nothing, so retrying it elsewhere is safe), and every answer says `Connection: close`.
  *   Requests in flight run on; `drain` resolves once none is left, or when `graceMs` ends: then
  *   `signal` aborts, and whatever a request waits on gives up through `untilAborted`: a write
  *   waiting on a provider answers 503 `SERVICE_UNAVAILABLE` (envelope, `Connection: close`) and
- *   releases its idempotency key (`IdempotencyKeys`, ./middleware/idempotency.ts), as does a
- *   fixture fault's delay.
+ *   releases its idempotency key (`IdempotencyKeys`, ./middleware/idempotency.ts); a fixture
+ *   fault's delay answers 503 too.
  *
  * The waits listen to the signal, rather than the middleware racing every request against it:
- * that race costs an extra promise and listener on every request (measured: 5–7 µs each).
+ * that race costs a promise and an abort listener on every request (measured on the busy 2-core
+ * machine: 5–7 µs per request, against 0.3–0.6 µs for the gate alone).
  */
 import type { MiddlewareHandler } from 'hono';
 import { ApiError } from './errors.js';
