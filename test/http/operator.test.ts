@@ -25,7 +25,9 @@ interface Sample {
 function parseExposition(text: string): { samples: Sample[]; types: Map<string, string> } {
   const samples: Sample[] = [];
   const types = new Map<string, string>();
-  const sampleLine = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?(?:[0-9.e+-]+|NaN|\+Inf|-Inf))$/;
+  // NaN in any case: prom-client writes `Nan` (e.g. the event-loop lag before its first sample), which
+  // Prometheus reads like `NaN` (its float parser ignores the case).
+  const sampleLine = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?(?:[0-9.e+-]+|[Nn][Aa][Nn]|\+Inf|-Inf))$/;
   const labelPair = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)/g;
   for (const line of text.split('\n')) {
     if (line === '') continue;
