@@ -49,7 +49,7 @@ export class ImportContext {
     /** The import time (ISO, UTC): default `createdAt`, token activity. */
     readonly nowIso: string,
   ) {
-    this.parents = new Parents(store.sqlite);
+    this.parents = new Parents(store);
     this.rows = new RowWriter(store.sqlite);
   }
 

@@ -13,8 +13,9 @@
  * API response can be fed back in.
  */
 import { z } from '@hono/zod-openapi';
+import type { Compilable } from 'kysely';
+import { compileStatement } from '../db/compiled.js';
 import type { Store } from '../db/connection.js';
-import type { SqliteStatement } from '../db/sqlite-handle.js';
 import { SCOPES } from '../domain/scopes.js';
 import { DateTime, Email, Id, Uri } from '../schemas/common.js';
 import { MESSAGE_STATUSES } from '../domain/enums.js';
@@ -206,7 +207,7 @@ const missing = (field: string, kind: string, id: string) =>
  * each looked up at most once. Every check throws `FieldError` naming the record's field.
  */
 export class Parents {
-  private readonly lookups = new Map<string, SqliteStatement>();
+  private readonly lookups;
   private readonly accounts = new Set<string>();
   private readonly projects = new Map<string, ProjectRef>();
   private readonly sites = new Map<string, SiteRef>();
@@ -214,7 +215,32 @@ export class Parents {
   private readonly contacts = new Map<string, ContactRef>();
   private readonly connections = new Map<string, ConnectionRef>();
 
-  constructor(private readonly sqlite: Store['sqlite']) {}
+  constructor(store: Store) {
+    const { db } = store;
+    // Each lookup compiled once per import; rows typed as kysely infers them.
+    const byId = <R>(build: (id: string) => Compilable<R>) => {
+      const statement = compileStatement<'id', R>(store, (param) => build(param('id')));
+      return (id: string) => statement.get({ id });
+    };
+    this.lookups = {
+      account: byId((id) => db.selectFrom('accounts').select('id').where('id', '=', id)),
+      project: byId((id) => db.selectFrom('projects').select('account_id as accountId').where('id', '=', id)),
+      site: byId((id) =>
+        db
+          .selectFrom('sites as s')
+          .innerJoin('projects as p', 'p.id', 's.project_id')
+          .select(['s.project_id as projectId', 'p.account_id as accountId'])
+          .where('s.id', '=', id),
+      ),
+      prospect: byId((id) =>
+        db.selectFrom('prospects').select(['site_id as siteId', 'project_id as projectId']).where('id', '=', id),
+      ),
+      contact: byId((id) =>
+        db.selectFrom('contacts').select(['prospect_id as prospectId', 'site_id as siteId']).where('id', '=', id),
+      ),
+      connection: byId((id) => db.selectFrom('email_connections').select('site_id as siteId').where('id', '=', id)),
+    };
+  }
 
   addAccount(id: string): void {
     this.accounts.add(id);
@@ -235,17 +261,17 @@ export class Parents {
     this.connections.set(id, ref);
   }
 
-  private lookup<T>(sql: string, id: string): T | undefined {
-    let stmt = this.lookups.get(sql);
-    if (!stmt) this.lookups.set(sql, (stmt = this.sqlite.prepare(sql)));
-    return stmt.get(id) as T | undefined;
-  }
-
-  /** The cached parent `id` of `cache`, else the database's (`sql`), else a `FieldError` on `field`. */
-  private find<T>(cache: Map<string, T>, sql: string, id: string, field: string, kind: string): T {
+  /** The cached parent `id` of `cache`, else the database's (`lookup`), else a `FieldError` on `field`. */
+  private find<T>(
+    cache: Map<string, T>,
+    lookup: (id: string) => T | undefined,
+    id: string,
+    field: string,
+    kind: string,
+  ): T {
     let ref = cache.get(id);
     if (!ref) {
-      ref = this.lookup<T>(sql, id);
+      ref = lookup(id);
       if (!ref) throw missing(field, kind, id);
       cache.set(id, ref);
     }
@@ -254,48 +280,28 @@ export class Parents {
 
   account(id: string, field: string): void {
     if (this.accounts.has(id)) return;
-    if (!this.lookup('SELECT 1 AS found FROM accounts WHERE id = ?', id)) throw missing(field, 'account', id);
+    if (!this.lookups.account(id)) throw missing(field, 'account', id);
     this.accounts.add(id);
   }
 
   project(id: string, field: string): ProjectRef {
-    return this.find(this.projects, 'SELECT account_id AS accountId FROM projects WHERE id = ?', id, field, 'project');
+    return this.find(this.projects, this.lookups.project, id, field, 'project');
   }
 
   site(id: string, field: string): SiteRef {
-    const sql =
-      'SELECT s.project_id AS projectId, p.account_id AS accountId FROM sites s JOIN projects p ON p.id = s.project_id WHERE s.id = ?';
-    return this.find(this.sites, sql, id, field, 'site');
+    return this.find(this.sites, this.lookups.site, id, field, 'site');
   }
 
   prospect(id: string, field: string): ProspectRef {
-    return this.find(
-      this.prospects,
-      'SELECT site_id AS siteId, project_id AS projectId FROM prospects WHERE id = ?',
-      id,
-      field,
-      'prospect',
-    );
+    return this.find(this.prospects, this.lookups.prospect, id, field, 'prospect');
   }
 
   contact(id: string, field: string): ContactRef {
-    return this.find(
-      this.contacts,
-      'SELECT prospect_id AS prospectId, site_id AS siteId FROM contacts WHERE id = ?',
-      id,
-      field,
-      'contact',
-    );
+    return this.find(this.contacts, this.lookups.contact, id, field, 'contact');
   }
 
   connection(id: string, field: string): ConnectionRef {
-    return this.find(
-      this.connections,
-      'SELECT site_id AS siteId FROM email_connections WHERE id = ?',
-      id,
-      field,
-      'email connection',
-    );
+    return this.find(this.connections, this.lookups.connection, id, field, 'email connection');
   }
 
   /**
