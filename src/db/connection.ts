@@ -164,6 +164,8 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
     },
     async close() {
       await db.destroy();
+      // kysely closes the connection only if a query of its own opened it; migrate-then-close did not.
+      database.close();
     },
   };
   return store;
@@ -181,8 +183,14 @@ const STATEMENT_CACHE_SIZE = 256;
  */
 function withStatementCache(sqlite: SqliteHandle): { close(): void; prepare(sql: string): CachedStatement } {
   const statements = new Map<string, CachedStatement>();
+  let closed = false;
   return {
-    close: () => sqlite.close(),
+    /** Closes the connection; a second call does nothing. */
+    close() {
+      if (closed) return;
+      closed = true;
+      sqlite.close();
+    },
     prepare(sql) {
       let statement = statements.get(sql);
       if (statement !== undefined) {
