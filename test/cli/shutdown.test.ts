@@ -21,7 +21,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { loadConfig } from '../../src/config.js';
@@ -89,6 +89,19 @@ class SlowProvider {
   }
   get url(): string {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+}
+
+/** Runs `fn` with a listening `SlowProvider` of its own (the cases run side by side), closed after. */
+async function withProvider(fn: (provider: SlowProvider) => Promise<void>): Promise<void> {
+  const provider = new SlowProvider();
+  await new Promise<void>((resolve) => provider.server.listen(0, '127.0.0.1', resolve));
+  try {
+    await fn(provider);
+  } finally {
+    provider.answer.resolve();
+    provider.server.closeAllConnections();
+    provider.server.close();
   }
 }
 
@@ -204,10 +217,8 @@ const keyRow = (db: string, key: string) => {
   }
 };
 
-const provider = new SlowProvider();
-
-/** Resolves once the provider has the request; fails at once if the request is answered first. */
-function reachesProvider(pending: Promise<Response>): Promise<void> {
+/** Resolves once `provider` has the request; fails at once if the request is answered first. */
+function reachesProvider(provider: SlowProvider, pending: Promise<Response>): Promise<void> {
   let seen = false;
   return Promise.race([
     provider.seen.promise.then(() => {
@@ -219,15 +230,9 @@ function reachesProvider(pending: Promise<Response>): Promise<void> {
   ]);
 }
 
-describe('graceful shutdown (SIGTERM, SIGINT)', () => {
-  before(() => new Promise<void>((resolve) => provider.server.listen(0, '127.0.0.1', resolve)));
-  after(() => {
-    provider.answer.resolve();
-    provider.server.closeAllConnections();
-    provider.server.close();
-  });
-
-  const env = (name: string, graceMs: number) => ({
+// The cases are independent (each its own server, database file and provider): run side by side.
+describe('graceful shutdown (SIGTERM, SIGINT)', { concurrency: true }, () => {
+  const env = (name: string, graceMs: number, provider: SlowProvider) => ({
     OUTREACH_API_DB: join(dir, `${name}.db`),
     OUTREACH_API_SERVER_PORT: '0',
     OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE: '0',
@@ -280,119 +285,121 @@ describe('graceful shutdown (SIGTERM, SIGINT)', () => {
   ] as const;
 
   for (const { name, launcher, signal } of finishing) {
-    it(`${name}: the request in flight gets its answer, new connections are refused, exit 0`, async () => {
-      const served = await launchers[launcher](env(`finish-${launcher}`, 60_000));
-      try {
-        provider.hold();
-        // An idle keep-alive connection, and one that has begun its next request.
-        const idle = await rawConnection(served.port);
-        const busy = await rawConnection(served.port);
-        for (const c of [idle, busy]) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-        await Promise.all([idle.answers(1), busy.answers(1)]);
-        busy.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
-        const pending = regenerate(served, `shutdown-finish-${launcher}`);
-        await reachesProvider(pending);
-        signal(served);
-        await served.printed(/"msg":"shutting down"/);
-        if (launcher === 'node') {
-          // A second signal changes nothing (under npm start, a Ctrl-C may reach the server twice).
-          served.child.kill('SIGINT');
-          await served.printed(/"signal":"SIGINT","msg":"shutdown already under way"/);
-        }
-        // The request is still waiting on the provider, so the process runs: only the closed
-        // listener can refuse this. Deno.serve's shutdown() closes its listener asynchronously: a
-        // connection made meanwhile is closed or reset unanswered, or its request refused with 503.
-        const fresh = await newConnection(served.port);
-        if (launcher === 'deno') assert.match(fresh, /^(ECONNREFUSED|ECONNRESET|closed|HTTP\/1\.1 503 .*)$/);
-        else assert.equal(fresh, 'ECONNREFUSED');
-        await idle.closed;
-        assert.equal(idle.received().split('HTTP/1.1').length - 1, 1, 'nothing more was sent on the idle connection');
-        if (launcher === 'deno') {
-          // Deno.serve's shutdown closes a connection whose next request is not read whole yet.
-          await busy.closed;
-          assert.equal(busy.received().split('HTTP/1.1').length - 1, 1, 'the unfinished request got no answer');
-        } else {
-          // Node reads it; the app refuses it, since it arrived after the signal.
-          busy.socket.write('\r\n');
-          const [, late] = await busy.answers(2);
-          assert.match(late!, /^HTTP\/1\.1 503 /);
-          assert.match(late!, /\r\nconnection: close\r\n/i);
-          assert.match(late!, /\r\nx-request-id: \S+/i);
-          assert.match(late!, /"code":"SERVICE_UNAVAILABLE"/);
-          await busy.closed;
-        }
-        assert.equal(served.child.exitCode, null, 'still running while the request waits on the provider');
+    it(`${name}: the request in flight gets its answer, new connections are refused, exit 0`, () =>
+      withProvider(async (provider) => {
+        const served = await launchers[launcher](env(`finish-${launcher}`, 60_000, provider));
+        try {
+          provider.hold();
+          // An idle keep-alive connection, and one that has begun its next request.
+          const idle = await rawConnection(served.port);
+          const busy = await rawConnection(served.port);
+          for (const c of [idle, busy]) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+          await Promise.all([idle.answers(1), busy.answers(1)]);
+          busy.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+          const pending = regenerate(served, `shutdown-finish-${launcher}`);
+          await reachesProvider(provider, pending);
+          signal(served);
+          await served.printed(/"msg":"shutting down"/);
+          if (launcher === 'node') {
+            // A second signal changes nothing (under npm start, a Ctrl-C may reach the server twice).
+            served.child.kill('SIGINT');
+            await served.printed(/"signal":"SIGINT","msg":"shutdown already under way"/);
+          }
+          // The request is still waiting on the provider, so the process runs: only the closed
+          // listener can refuse this. Deno.serve's shutdown() closes its listener asynchronously: a
+          // connection made meanwhile is closed or reset unanswered, or its request refused with 503.
+          const fresh = await newConnection(served.port);
+          if (launcher === 'deno') assert.match(fresh, /^(ECONNREFUSED|ECONNRESET|closed|HTTP\/1\.1 503 .*)$/);
+          else assert.equal(fresh, 'ECONNREFUSED');
+          await idle.closed;
+          assert.equal(idle.received().split('HTTP/1.1').length - 1, 1, 'nothing more was sent on the idle connection');
+          if (launcher === 'deno') {
+            // Deno.serve's shutdown closes a connection whose next request is not read whole yet.
+            await busy.closed;
+            assert.equal(busy.received().split('HTTP/1.1').length - 1, 1, 'the unfinished request got no answer');
+          } else {
+            // Node reads it; the app refuses it, since it arrived after the signal.
+            busy.socket.write('\r\n');
+            const [, late] = await busy.answers(2);
+            assert.match(late!, /^HTTP\/1\.1 503 /);
+            assert.match(late!, /\r\nconnection: close\r\n/i);
+            assert.match(late!, /\r\nx-request-id: \S+/i);
+            assert.match(late!, /"code":"SERVICE_UNAVAILABLE"/);
+            await busy.closed;
+          }
+          assert.equal(served.child.exitCode, null, 'still running while the request waits on the provider');
 
-        const answered = performance.now();
-        provider.answer.resolve();
-        const res = await pending;
-        const body = (await res.json()) as { ok: boolean; data: { message: { subject: string } } };
-        assert.equal(res.status, 200, JSON.stringify(body) + served.output());
-        assert.equal(res.headers.get('connection'), 'close');
-        assert.equal(body.data.message.subject, SUBJECT);
-        const { code } = await served.exit;
-        assert.equal(code, 0, served.output());
-        // It exits once the work is done, not at the end of the 60 s grace.
-        assert.ok(performance.now() - answered < 30_000);
-        assert.match(served.output(), /"msg":"stopped"/);
-      } finally {
-        cleanup(served);
-      }
-    });
+          const answered = performance.now();
+          provider.answer.resolve();
+          const res = await pending;
+          const body = (await res.json()) as { ok: boolean; data: { message: { subject: string } } };
+          assert.equal(res.status, 200, JSON.stringify(body) + served.output());
+          assert.equal(res.headers.get('connection'), 'close');
+          assert.equal(body.data.message.subject, SUBJECT);
+          const { code } = await served.exit;
+          assert.equal(code, 0, served.output());
+          // It exits once the work is done, not at the end of the 60 s grace.
+          assert.ok(performance.now() - answered < 30_000);
+          assert.match(served.output(), /"msg":"stopped"/);
+        } finally {
+          cleanup(served);
+        }
+      }));
   }
 
   for (const { name, launcher, signal } of cut) {
-    it(`${name}: at the end of a short grace a request still waiting gets the 503 envelope, its key is released, exit 0`, async () => {
-      const graceMs = 500;
-      const e = env(`cut-${launcher}`, graceMs);
-      const key = `shutdown-cut-${launcher}`;
-      const served = await launchers[launcher](e);
-      try {
-        provider.hold(); // and never answer
-        const pending = regenerate(served, key);
-        await reachesProvider(pending);
-        assert.equal(keyRow(e.OUTREACH_API_DB, key)?.state, 'in_flight');
-        const signalled = performance.now();
-        signal(served);
-        const res = await pending;
-        const waited = performance.now() - signalled;
-        assert.equal(res.status, 503);
-        assert.equal(res.headers.get('connection'), 'close');
-        assert.ok(res.headers.get('x-request-id'));
-        assert.equal(res.headers.get('content-type'), 'application/json');
-        const body = (await res.json()) as { ok: boolean; error: { code: string; message: string } };
-        assert.equal(body.ok, false);
-        assert.equal(body.error.code, 'SERVICE_UNAVAILABLE');
-        assert.ok(waited >= graceMs - 5, `answered ${waited} ms after the signal, before the grace of ${graceMs} ms`);
-        const { code } = await served.exit;
-        assert.equal(code, 0, served.output());
-        assert.match(served.output(), /requests still running at the end of the shutdown grace were answered 503/);
-        // Released by the cut itself, not by the next start's recovery.
-        assert.equal(keyRow(e.OUTREACH_API_DB, key), undefined, 'the idempotency key was released');
-
-        if (launcher !== 'node') return; // the restart below is the same whatever started the server
-        // The same key after a restart (in this process, on the same file and settings) runs the
-        // request: neither 409 nor a stored answer.
-        process.env.SHUTDOWN_TEST_OPENAI_KEY = e.SHUTDOWN_TEST_OPENAI_KEY; // the start checks that it is set
-        const again = await startServer({
-          config: loadConfig(undefined, e, { 'server.port': 0 }),
-          logger: silentLogger,
-        }).finally(() => delete process.env.SHUTDOWN_TEST_OPENAI_KEY);
+    it(`${name}: at the end of a short grace a request still waiting gets the 503 envelope, its key is released, exit 0`, () =>
+      withProvider(async (provider) => {
+        const graceMs = 500;
+        const e = env(`cut-${launcher}`, graceMs, provider);
+        const key = `shutdown-cut-${launcher}`;
+        const served = await launchers[launcher](e);
         try {
-          provider.answerAtOnce();
-          const retried = await regenerate(again, key);
-          assert.equal(retried.status, 200, await retried.clone().text());
-          assert.equal(retried.headers.get('idempotent-replayed'), null);
-          assert.equal(
-            ((await retried.json()) as { data: { message: { subject: string } } }).data.message.subject,
-            SUBJECT,
-          );
+          provider.hold(); // and never answer
+          const pending = regenerate(served, key);
+          await reachesProvider(provider, pending);
+          assert.equal(keyRow(e.OUTREACH_API_DB, key)?.state, 'in_flight');
+          const signalled = performance.now();
+          signal(served);
+          const res = await pending;
+          const waited = performance.now() - signalled;
+          assert.equal(res.status, 503);
+          assert.equal(res.headers.get('connection'), 'close');
+          assert.ok(res.headers.get('x-request-id'));
+          assert.equal(res.headers.get('content-type'), 'application/json');
+          const body = (await res.json()) as { ok: boolean; error: { code: string; message: string } };
+          assert.equal(body.ok, false);
+          assert.equal(body.error.code, 'SERVICE_UNAVAILABLE');
+          assert.ok(waited >= graceMs - 5, `answered ${waited} ms after the signal, before the grace of ${graceMs} ms`);
+          const { code } = await served.exit;
+          assert.equal(code, 0, served.output());
+          assert.match(served.output(), /requests still running at the end of the shutdown grace were answered 503/);
+          // Released by the cut itself, not by the next start's recovery.
+          assert.equal(keyRow(e.OUTREACH_API_DB, key), undefined, 'the idempotency key was released');
+
+          if (launcher !== 'node') return; // the restart below is the same whatever started the server
+          // The same key after a restart (in this process, on the same file and settings) runs the
+          // request: neither 409 nor a stored answer.
+          process.env.SHUTDOWN_TEST_OPENAI_KEY = e.SHUTDOWN_TEST_OPENAI_KEY; // the start checks that it is set
+          const again = await startServer({
+            config: loadConfig(undefined, e, { 'server.port': 0 }),
+            logger: silentLogger,
+          }).finally(() => delete process.env.SHUTDOWN_TEST_OPENAI_KEY);
+          try {
+            provider.answerAtOnce();
+            const retried = await regenerate(again, key);
+            assert.equal(retried.status, 200, await retried.clone().text());
+            assert.equal(retried.headers.get('idempotent-replayed'), null);
+            assert.equal(
+              ((await retried.json()) as { data: { message: { subject: string } } }).data.message.subject,
+              SUBJECT,
+            );
+          } finally {
+            await again.close();
+          }
         } finally {
-          await again.close();
+          cleanup(served);
         }
-      } finally {
-        cleanup(served);
-      }
-    });
+      }));
   }
 });
