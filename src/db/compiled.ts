@@ -1,8 +1,10 @@
 /**
- * Statements written with kysely and run synchronously on the raw connection: the query is
- * compiled once, prepared once, and run with the values of each call. For hot paths and for
- * writes inside a synchronous transaction (`Store.transaction`), where kysely's own execution,
- * which is asynchronous, cannot be used. The row type is the one kysely infers for the query.
+ * Queries written with kysely and compiled once, then run with the values of each call; the row
+ * type is the one kysely infers for the query.
+ * - `compileStatement` and `rowInsert` run synchronously on the raw connection (prepared once):
+ *   for hot paths and for writes inside a synchronous transaction (`Store.transaction`), where
+ *   kysely's own execution, which is asynchronous, cannot be used.
+ * - `precompiledQuery` runs through kysely's own execution: for the reads of every request.
  *
  * Values that differ per call are named with `param(name)` while building the query; every
  * other value is a constant of the statement.
