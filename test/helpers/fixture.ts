@@ -65,6 +65,30 @@ export const site = (id: string, projectId: string, extra: Rec<'sites'> = {}): R
   ...extra,
 });
 
+/** A proposed prospect record at `https://{id}.example.org/post`, created and updated at T(1). */
+export const prospect = (id: string, siteId: string, extra: Rec<'prospects'> = {}): Rec<'prospects'> => ({
+  id,
+  siteId,
+  status: 'proposed',
+  url: `https://${id}.example.org/post`,
+  domain: `${id}.example.org`,
+  createdAt: T(1),
+  updatedAt: T(1),
+  ...extra,
+});
+
+/** An active, unverified contact record at `{id}@example.org`, created and updated at T(1). */
+export const contact = (id: string, prospectId: string, extra: Rec<'contacts'> = {}): Rec<'contacts'> => ({
+  id,
+  prospectId,
+  email: `${id}@example.org`,
+  status: 'active',
+  verificationStatus: 'unverified',
+  createdAt: T(1),
+  updatedAt: T(1),
+  ...extra,
+});
+
 /**
  * The route tests' import document: acct_a (pro until 2027) owns prj_a1 (site_a1 "Blog",
  * site_a2 "Shop") and prj_a2 (site_a3); acct_b (free) owns prj_b1 (site_b1). So each list has a

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../../src/domain/enums.js';
-import { T, routeFixture } from '../helpers/fixture.js';
+import { T, contact, routeFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
 const prospect = (id: string, siteId: string, status: string) => ({
@@ -16,15 +16,6 @@ const prospect = (id: string, siteId: string, status: string) => ({
   status,
   url: `https://${id}.example.org/`,
   domain: `${id}.example.org`,
-  createdAt: T(1),
-  updatedAt: T(1),
-});
-const contact = (id: string, prospectId: string) => ({
-  id,
-  prospectId,
-  email: `${id}@example.org`,
-  status: 'active',
-  verificationStatus: 'unverified',
   createdAt: T(1),
   updatedAt: T(1),
 });

@@ -7,29 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { T, routeFixture } from '../helpers/fixture.js';
+import { T, contact, prospect, routeFixture } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-const prospect = (id: string, siteId: string, title: string | null) => ({
-  id,
-  siteId,
-  status: 'proposed',
-  url: `https://${id}.example.org/post`,
-  domain: `${id}.example.org`,
-  title,
-  createdAt: T(1),
-  updatedAt: T(1),
-});
-const contact = (id: string, prospectId: string, extra: Record<string, unknown> = {}) => ({
-  id,
-  prospectId,
-  email: `${id}@example.org`,
-  status: 'active',
-  verificationStatus: 'unverified',
-  createdAt: T(1),
-  updatedAt: T(1),
-  ...extra,
-});
 const msg = (
   id: string,
   direction: 'inbound' | 'outbound',
@@ -68,11 +48,11 @@ const thread = (
 
 const DOC = routeFixture({
   prospects: [
-    prospect('prs_1', 'site_a1', 'The best camping gear of 2026'),
-    prospect('prs_2', 'site_a1', null),
-    prospect('prs_a2', 'site_a2', 'Shop roundup'),
-    prospect('prs_a3', 'site_a3', 'Other'),
-    prospect('prs_b', 'site_b1', 'Bravo'),
+    prospect('prs_1', 'site_a1', { title: 'The best camping gear of 2026' }),
+    prospect('prs_2', 'site_a1', { title: null }),
+    prospect('prs_a2', 'site_a2', { title: 'Shop roundup' }),
+    prospect('prs_a3', 'site_a3', { title: 'Other' }),
+    prospect('prs_b', 'site_b1', { title: 'Bravo' }),
   ],
   contacts: [
     contact('con_1', 'prs_1', { fullName: 'Ana Ruiz', role: 'Editor', company: 'Camping Weekly' }),
