@@ -2,8 +2,7 @@
  * `npm run build`: the single executable `dist/outreach-api` (Linux x64), offline.
  *
  * 1. esbuild bundles build/entry.ts (the CLI and server) into one CommonJS file,
- *    dist/outreach-api.cjs, with the SQL migrations, the version, the addon's hash and the
- *    reference page's assets (Swagger UI) defined in.
+ *    dist/outreach-api.cjs (build/bundle.ts).
  * 2. @yao-pkg/pkg in SEA mode turns it into a Node single executable application with the
  *    better-sqlite3 addon as a SEA asset. pkg's SEA mode would download a Node binary; its
  *    internal `sea()` takes `useLocalNode`/`nodePath` (not exposed on the 6.14 command line), so
@@ -15,22 +14,16 @@
  * Run with `node --import tsx build/build.ts`. Options: `--no-strip`, `--bundle-only`, `--no-minify`
  * (readable function names in a CPU profile of the bundle: `node --cpu-prof dist/outreach-api.cjs serve …`).
  */
-import { build } from 'esbuild';
-import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { readMigrationDir } from '../src/db/migrate.js';
-import { readDocsAssets } from '../src/http/docs-assets.js';
+import { delimiter, dirname, join } from 'node:path';
 import { NATIVE_SQLITE_ASSET } from '../src/native.js';
+import { ADDON, ROOT, bundleCli } from './bundle.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = join(root, 'dist');
+const dist = join(ROOT, 'dist');
 const bundle = join(dist, 'outreach-api.cjs');
 const executable = join(dist, 'outreach-api');
-const addon = join(root, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
 
 interface SeaTarget {
   nodeRange: string;
@@ -51,36 +44,6 @@ const log = (line: string): void => {
   process.stdout.write(`build: ${line}\n`);
 };
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-
-/** Bundles the CLI into dist/outreach-api.cjs (CommonJS, as a SEA main script must be). */
-async function bundleCli(version: string, nativeHash: string, minify: boolean): Promise<void> {
-  const migrations = readMigrationDir(join(root, 'sql'));
-  const docsAssets = readDocsAssets();
-  const result = await build({
-    absWorkingDir: root,
-    entryPoints: ['build/entry.ts'],
-    outfile: bundle,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    minify,
-    legalComments: 'none',
-    logLevel: 'warning',
-    define: {
-      __OUTREACH_VERSION__: JSON.stringify(version),
-      __OUTREACH_MIGRATIONS__: JSON.stringify(migrations),
-      __OUTREACH_NATIVE_HASH__: JSON.stringify(nativeHash),
-      // The reference page's Swagger UI bundle and stylesheet (src/http/docs-assets.ts).
-      __OUTREACH_DOCS_ASSETS__: JSON.stringify(docsAssets),
-      // Only reached on from-source paths that the defines above cut off, but must not crash.
-      'import.meta.url': '__outreach_import_meta_url',
-    },
-    banner: { js: 'var __outreach_import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
-  });
-  if (result.errors.length) throw new Error('esbuild failed');
-  log(`bundled ${migrations.length} migration(s) into ${bundle} (${mib(statSync(bundle).size)})`);
-}
 
 /** The Node binary to embed: this one, or a copy without debug symbols when `strip` exists. */
 function baseNode(work: string, strip: boolean): string {
@@ -124,7 +87,7 @@ async function packageExecutable(strip: boolean): Promise<void> {
       seaConfig: {
         disableExperimentalSEAWarning: true,
         useCodeCache: true,
-        assets: { [NATIVE_SQLITE_ASSET]: addon },
+        assets: { [NATIVE_SQLITE_ASSET]: ADDON },
       },
     });
   } finally {
@@ -136,10 +99,9 @@ async function packageExecutable(strip: boolean): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
-  const nativeHash = createHash('sha256').update(readFileSync(addon)).digest('hex').slice(0, 16);
   mkdirSync(dist, { recursive: true });
-  await bundleCli(version, nativeHash, !argv.includes('--no-minify'));
+  const bundled = await bundleCli(bundle, !argv.includes('--no-minify'));
+  log(`bundled ${bundled.migrations} migration(s) into ${bundle} (${mib(bundled.bytes)})`);
   if (!argv.includes('--bundle-only')) await packageExecutable(!argv.includes('--no-strip'));
 }
 

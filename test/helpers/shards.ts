@@ -25,7 +25,6 @@ const COST: Record<string, number> = {
   'writes/outbox-crash.test.ts': 7.4,
   'cli.test.ts': 6.8,
   'cli/backup.test.ts': 4.4,
-  'cli/npm-start.test.ts': 3.7,
   'monitor/cli.test.ts': 3.6,
   'monitor/api.test.ts': 3.3,
   'store/query-plans.test.ts': 2.6,

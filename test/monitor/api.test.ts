@@ -7,12 +7,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { cliBundle } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 import { documentOf, LOOPBACK, TARGET } from './helpers.js';
 import { html, startTestSite, status, type TestSite } from './site.js';
 
-const BIN = fileURLToPath(new URL('../../bin/outreach-api.js', import.meta.url));
 let site: TestSite;
 let t: TestServer;
 let token: string;
@@ -129,10 +128,11 @@ it('checks again on its schedule: nothing before intervalHours, every due backli
 it('outreach-api backlinks check --all from another process moves every backlink, and the API shows it', async () => {
   site.route(`${A}/lost`, page('back again'));
   site.route(`${A}/blocked`, status(410));
+  const bin = await cliBundle();
   const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      [BIN, '--db', t.store.path, 'backlinks', 'check', '--all'],
+      [bin, '--db', t.store.path, 'backlinks', 'check', '--all'],
       {
         env: {
           PATH: process.env.PATH,

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
-import { BIN, cli as runCli } from '../helpers/cli.js';
+import { cliBundle, cli as runCli } from '../helpers/cli.js';
 import { assertConsistent, documentOf, TARGET, type BacklinkSpec } from './helpers.js';
 import { html, startTestSite, type TestSite } from './site.js';
 
@@ -108,7 +108,7 @@ describe('outreach-api backlinks check', () => {
       backlinks.push({ id: `bl_k${String(i).padStart(2, '0')}`, sourceUrl: `${origin}/slow${i}` });
     }
     const db = await database('killed', backlinks);
-    const child = spawn(process.execPath, [BIN, '--config', config, '--db', db, 'backlinks', 'check'], {
+    const child = spawn(process.execPath, [await cliBundle(), '--config', config, '--db', db, 'backlinks', 'check'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH },
     });

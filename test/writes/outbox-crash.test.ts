@@ -20,6 +20,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { silentLogger } from '../../src/logger.js';
 import { createToken } from '../../src/repos/tokens.js';
 import { startServer } from '../../src/server.js';
+import { cliBundle } from '../helpers/cli.js';
 import { seed, startSmtp, type TestSmtp } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -45,7 +46,7 @@ async function serve(
   smtpPort: number,
   env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; origin: string }> {
-  const child = spawn(process.execPath, ['bin/outreach-api.js', 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, [await cliBundle(), 'serve', '--port', '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH, ...serverEnv(smtpPort, env) },

@@ -1,0 +1,63 @@
+/**
+ * The CLI and server as one CommonJS file: esbuild bundles build/entry.ts with the SQL
+ * migrations, the version, the native addon's hash and the reference page's assets (Swagger UI)
+ * defined in. `npm run build` turns it into the single executable; the unit tests that need a
+ * real process run it under plain `node` (test/helpers/cli.ts), which starts in about a fifth of
+ * the time `bin/outreach-api.js` takes through tsx.
+ */
+import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readMigrationDir } from '../src/db/migrate.js';
+import { readDocsAssets } from '../src/http/docs-assets.js';
+
+/** The checkout's root directory. */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** better-sqlite3's native addon in this checkout (embedded into the executable as a SEA asset). */
+export const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
+
+export interface BundleReport {
+  /** Migrations defined into the bundle. */
+  migrations: number;
+  /** The bundle's size in bytes. */
+  bytes: number;
+}
+
+/**
+ * Writes the bundle to `outfile`, which must lie inside this checkout: run under plain `node`, the
+ * bundle resolves better-sqlite3's addon from the `node_modules` above it (build/entry.ts).
+ * `minify` shortens names (the executable); leave it off for readable stacks and profiles.
+ * Throws when esbuild reports an error.
+ */
+export async function bundleCli(outfile: string, minify: boolean): Promise<BundleReport> {
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const nativeHash = createHash('sha256').update(readFileSync(ADDON)).digest('hex').slice(0, 16);
+  const migrations = readMigrationDir(join(ROOT, 'sql'));
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: ['build/entry.ts'],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minify,
+    legalComments: 'none',
+    logLevel: 'warning',
+    define: {
+      __OUTREACH_VERSION__: JSON.stringify(version),
+      __OUTREACH_MIGRATIONS__: JSON.stringify(migrations),
+      __OUTREACH_NATIVE_HASH__: JSON.stringify(nativeHash),
+      // The reference page's Swagger UI bundle and stylesheet (src/http/docs-assets.ts).
+      __OUTREACH_DOCS_ASSETS__: JSON.stringify(readDocsAssets()),
+      // Only reached on from-source paths that the defines above cut off, but must not crash.
+      'import.meta.url': '__outreach_import_meta_url',
+    },
+    banner: { js: 'var __outreach_import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+  });
+  if (result.errors.length) throw new Error('esbuild failed');
+  return { migrations: migrations.length, bytes: statSync(outfile).size };
+}
