@@ -14,42 +14,39 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Seconds a file's tests took in its shard (a run of `npm run test:unit` on the 2-core machine,
- * nothing else running); files not listed count `DEFAULT_COST`. Only the balance between shards
- * depends on them.
+ * Seconds a file's tests took in its shard (the mean of three runs of the shards on the 2-core
+ * machine, nothing else running); files not listed count `DEFAULT_COST`. Only the balance between
+ * shards depends on them.
  */
 const COST: Record<string, number> = {
-  'browser/reference-page.test.ts': 17.4,
-  'cli/shutdown.test.ts': 12.9,
-  'store/row-counts.test.ts': 9.0,
-  'writes/outbox-crash.test.ts': 7.4,
-  'cli.test.ts': 6.8,
-  'cli/backup.test.ts': 4.4,
-  'monitor/cli.test.ts': 3.6,
-  'monitor/api.test.ts': 3.3,
-  'store/query-plans.test.ts': 2.6,
-  'fixture/reset.test.ts': 2.6,
-  'http/lists.test.ts': 2.5,
-  'monitor/rules.test.ts': 2.4,
+  'browser/reference-page.test.ts': 14.1,
+  'cli/shutdown.test.ts': 9.1,
+  'store/row-counts.test.ts': 8.1,
+  'writes/outbox-crash.test.ts': 3.9,
+  'fixture/reset.test.ts': 3.7,
+  'store/query-plans.test.ts': 3.3,
+  'cli.test.ts': 3.1,
+  'monitor/rules.test.ts': 2.6,
   'writes/replies.test.ts': 2.3,
-  'fixture/cli.test.ts': 2.3,
-  'http/access.test.ts': 2.2,
-  'import.test.ts': 1.9,
-  'http/payload-too-large.test.ts': 1.6,
-  'seed.test.ts': 1.5,
-  'fixture/faults.test.ts': 1.4,
-  'writes/contacts.test.ts': 1.3,
-  'writes/drafts.test.ts': 1.3,
-  'http/pipeline.test.ts': 1.3,
-  'fixture/clock.test.ts': 1.0,
+  'monitor/cli.test.ts': 2.0,
+  'http/lists.test.ts': 1.9,
+  'http/access.test.ts': 1.8,
+  'import.test.ts': 1.7,
+  'fixture/faults.test.ts': 1.6,
+  'http/payload-too-large.test.ts': 1.2,
+  'monitor/api.test.ts': 1.1,
+  'http/pipeline.test.ts': 1.1,
+  'writes/drafts.test.ts': 1.1,
+  'writes/contacts.test.ts': 1.0,
+  'store/page-anchors.test.ts': 1.0,
+  'cli/backup.test.ts': 0.9,
+  'seed.test.ts': 0.9,
+  'fixture/clock.test.ts': 0.8,
   'routes/leads.test.ts': 0.8,
   'monitor/politeness.test.ts': 0.8,
   'routes/prospects.test.ts': 0.7,
-  'store/page-anchors.test.ts': 0.7,
+  'fixture/cli.test.ts': 0.6,
   'fixture/journal-mail.test.ts': 0.6,
-  'routes/backlinks.test.ts': 0.6,
-  'fixture/access.test.ts': 0.5,
-  'writes/rules.test.ts': 0.5,
 };
 const DEFAULT_COST = 0.5;
 
