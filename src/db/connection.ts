@@ -95,6 +95,20 @@ async function openRaw(path: string, options: OpenOptions): Promise<SqliteHandle
   ) as unknown as SqliteHandle;
 }
 
+/** The store of every query builder `openStore` made: its own, and each one `traceQueries` swaps in. */
+const storeByDb = new WeakMap<Kysely<Database>, Store>();
+
+/**
+ * The store whose query builder `db` is. Repositories receive the builder alone; the caches they
+ * keep per store (repos/data-cache.ts) look the store up here and follow its `changeStamp()`.
+ * @throws Error when `db` was not made by `openStore`.
+ */
+export function storeOf(db: Kysely<Database>): Store {
+  const store = storeByDb.get(db);
+  if (!store) throw new Error('storeOf: this query builder belongs to no open store');
+  return store;
+}
+
 /**
  * Opens (creating if needed, with its directory) the database at `path` with WAL, foreign keys,
  * `synchronous = FULL` (or `options.synchronous`) and a busy timeout. Does not migrate: see `migrate()`.
@@ -136,6 +150,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
       const report = (event: LogEvent) => hook({ sql: event.query.sql, parameters: event.query.parameters });
       // Never destroyed: destroying a kysely instance closes the connection it was given.
       store.db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: report });
+      storeByDb.set(store.db, store);
       return () => {
         store.db = db;
       };
@@ -168,6 +183,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
       database.close();
     },
   };
+  storeByDb.set(db, store);
   return store;
 }
 

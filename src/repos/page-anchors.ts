@@ -42,7 +42,7 @@ export type NthKey = (from: OrderKey | null, skip: number) => Promise<OrderKey |
  */
 export async function pageStart(db: Kysely<Database>, list: string, offset: number, nth: NthKey): Promise<PageStart> {
   if (offset < ANCHOR_STRIDE) return { from: null, skip: offset };
-  const cache = await dataCache(db);
+  const cache = dataCache(db);
   const key = `anchors|${list}`;
   let anchors = cache.get(key) as OrderKey[] | undefined;
   if (!anchors) {

@@ -1,7 +1,8 @@
 /**
  * Search totals are counted once per search and served from the store's data cache
  * (src/repos/data-cache.ts) until the data changes: a write through this connection or a commit
- * by another one gives the new exact total at once.
+ * by another one gives the new exact total at once. The cache follows `Store.changeStamp()`, so
+ * `Store.markChanged()` empties it too.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +47,14 @@ describe('the data cache', () => {
     assert.equal(await cachedCount(store.db, 'k', counter), 2, 'own write');
     other.sqlite.prepare("UPDATE accounts SET name = 'Renamed again' WHERE id = 'acct_a'").run();
     assert.equal(await cachedCount(store.db, 'k', counter), 3, "another connection's commit");
+    store.markChanged();
+    assert.equal(await cachedCount(store.db, 'k', counter), 4, 'Store.markChanged() (a change SQLite does not count)');
+    const untrace = store.traceQueries(() => undefined);
+    try {
+      assert.equal(await cachedCount(store.db, 'k', counter), 4, 'the traced query builder shares the cache');
+    } finally {
+      untrace();
+    }
   });
 
   it('keeps prospect and lead search totals exact through writes on either connection', async () => {
