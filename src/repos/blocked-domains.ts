@@ -1,7 +1,7 @@
 /** Blocked domains of a project: the list query and the row → API mapper. */
 import type { Kysely, Selectable } from 'kysely';
 import type { BlockedDomainsTable, Database } from '../db/schema.js';
-import { countedTotal } from './row-counts.js';
+import { newestFirstPage } from './newest-first-page.js';
 import type { z } from '@hono/zod-openapi';
 import type { BlockedDomain } from '../schemas/resources.js';
 
@@ -23,17 +23,6 @@ export const toBlockedDomain = (row: BlockedDomainRow): BlockedDomainRecord => (
  * the exact number of them (the `project` counter).
  */
 export async function listBlockedDomains(db: Kysely<Database>, projectId: string, limit: number, offset: number) {
-  const [rows, total] = await Promise.all([
-    db
-      .selectFrom('blocked_domains')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    countedTotal(db, 'blocked_domains', projectId, ['project']),
-  ]);
+  const { rows, total } = await newestFirstPage(db, 'blocked_domains', projectId, limit, offset);
   return { items: rows.map(toBlockedDomain), total };
 }

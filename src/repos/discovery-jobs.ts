@@ -10,7 +10,8 @@ import type { Store } from '../db/connection.js';
 import type { Database, DiscoveryJobsTable, DiscoveryQueriesTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { countedByKey, countedTotal } from './row-counts.js';
+import { newestFirstPage } from './newest-first-page.js';
+import { countedByKey } from './row-counts.js';
 import { twoPartPage } from './two-part-page.js';
 import type { z } from '@hono/zod-openapi';
 import type { DiscoveryJob, DiscoveryQuery } from '../schemas/resources.js';
@@ -59,18 +60,7 @@ export const toDiscoveryQuery = (row: DiscoveryQueryRow): DiscoveryQueryRecord =
  * exact number of them (the `site` counter).
  */
 export async function listDiscoveryJobs(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
-  const [rows, total] = await Promise.all([
-    db
-      .selectFrom('discovery_jobs')
-      .selectAll()
-      .where('site_id', '=', siteId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    countedTotal(db, 'discovery_jobs', siteId, ['site']),
-  ]);
+  const { rows, total } = await newestFirstPage(db, 'discovery_jobs', siteId, limit, offset);
   return { items: rows.map(toDiscoveryJob), total };
 }
 

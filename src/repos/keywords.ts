@@ -1,7 +1,7 @@
 /** Keywords of a site: the list query and the row → API mapper. */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, KeywordsTable } from '../db/schema.js';
-import { countedTotal } from './row-counts.js';
+import { newestFirstPage } from './newest-first-page.js';
 import type { z } from '@hono/zod-openapi';
 import type { Keyword } from '../schemas/resources.js';
 
@@ -23,17 +23,6 @@ export const toKeyword = (row: KeywordRow): KeywordRecord => ({
  * number of them (the `site` counter).
  */
 export async function listKeywords(db: Kysely<Database>, siteId: string, limit: number, offset: number) {
-  const [rows, total] = await Promise.all([
-    db
-      .selectFrom('keywords')
-      .selectAll()
-      .where('site_id', '=', siteId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    countedTotal(db, 'keywords', siteId, ['site']),
-  ]);
+  const { rows, total } = await newestFirstPage(db, 'keywords', siteId, limit, offset);
   return { items: rows.map(toKeyword), total };
 }
