@@ -235,13 +235,13 @@ function reachesProvider(provider: SlowProvider, pending: Promise<Response>): Pr
 }
 
 /**
- * A case that has not ended after this long fails (a server that never got the signal would keep
- * its request waiting for ever); they take about 10 s on the 2-core machine.
+ * The suite fails if its cases have not all ended after this long: a server that never got the
+ * signal would keep its request waiting for ever. The six take about 10 s on the 2-core machine.
  */
-const CASE_TIMEOUT_MS = 60_000;
+const SUITE_TIMEOUT_MS = 90_000;
 
 // The cases are independent (each its own server, database file and provider): run side by side.
-describe('graceful shutdown (SIGTERM, SIGINT)', { concurrency: true }, () => {
+describe('graceful shutdown (SIGTERM, SIGINT)', { concurrency: true, timeout: SUITE_TIMEOUT_MS }, () => {
   const env = (name: string, graceMs: number, provider: SlowProvider) => ({
     OUTREACH_API_DB: join(dir, `${name}.db`),
     OUTREACH_API_SERVER_PORT: '0',
@@ -295,136 +295,121 @@ describe('graceful shutdown (SIGTERM, SIGINT)', { concurrency: true }, () => {
   ] as const;
 
   for (const { name, launcher, signal } of finishing) {
-    it(
-      `${name}: the request in flight gets its answer, new connections are refused, exit 0`,
-      { timeout: CASE_TIMEOUT_MS },
-      () =>
-        withProvider(async (provider) => {
-          const served = await launchers[launcher](env(`finish-${launcher}`, 60_000, provider));
-          try {
-            provider.hold();
-            // An idle keep-alive connection, and one that has begun its next request.
-            const idle = await rawConnection(served.port);
-            const busy = await rawConnection(served.port);
-            for (const c of [idle, busy]) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-            await Promise.all([idle.answers(1), busy.answers(1)]);
-            busy.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
-            const pending = regenerate(served, `shutdown-finish-${launcher}`);
-            await reachesProvider(provider, pending);
-            signal(served);
-            await served.printed(/"msg":"shutting down"/);
-            if (launcher === 'node') {
-              // A second signal changes nothing (under npm start, a Ctrl-C may reach the server twice).
-              served.child.kill('SIGINT');
-              await served.printed(/"signal":"SIGINT","msg":"shutdown already under way"/);
-            }
-            // The request is still waiting on the provider, so the process runs: only the closed
-            // listener can refuse this. Deno.serve's shutdown() closes its listener asynchronously: a
-            // connection made meanwhile is closed or reset unanswered, or its request refused with 503.
-            const fresh = await newConnection(served.port);
-            if (launcher === 'deno') assert.match(fresh, /^(ECONNREFUSED|ECONNRESET|closed|HTTP\/1\.1 503 .*)$/);
-            else assert.equal(fresh, 'ECONNREFUSED');
-            await idle.closed;
-            assert.equal(
-              idle.received().split('HTTP/1.1').length - 1,
-              1,
-              'nothing more was sent on the idle connection',
-            );
-            if (launcher === 'deno') {
-              // Deno.serve's shutdown closes a connection whose next request is not read whole yet.
-              await busy.closed;
-              assert.equal(busy.received().split('HTTP/1.1').length - 1, 1, 'the unfinished request got no answer');
-            } else {
-              // Node reads it; the app refuses it, since it arrived after the signal.
-              busy.socket.write('\r\n');
-              const [, late] = await busy.answers(2);
-              assert.match(late!, /^HTTP\/1\.1 503 /);
-              assert.match(late!, /\r\nconnection: close\r\n/i);
-              assert.match(late!, /\r\nx-request-id: \S+/i);
-              assert.match(late!, /"code":"SERVICE_UNAVAILABLE"/);
-              await busy.closed;
-            }
-            assert.equal(served.child.exitCode, null, 'still running while the request waits on the provider');
-
-            const answered = performance.now();
-            provider.answer.resolve();
-            const res = await pending;
-            const body = (await res.json()) as { ok: boolean; data: { message: { subject: string } } };
-            assert.equal(res.status, 200, JSON.stringify(body) + served.output());
-            assert.equal(res.headers.get('connection'), 'close');
-            assert.equal(body.data.message.subject, SUBJECT);
-            const { code } = await served.exit;
-            assert.equal(code, 0, served.output());
-            // It exits once the work is done, not at the end of the 60 s grace.
-            assert.ok(performance.now() - answered < 30_000);
-            assert.match(served.output(), /"msg":"stopped"/);
-          } finally {
-            cleanup(served);
+    it(`${name}: the request in flight gets its answer, new connections are refused, exit 0`, () =>
+      withProvider(async (provider) => {
+        const served = await launchers[launcher](env(`finish-${launcher}`, 60_000, provider));
+        try {
+          provider.hold();
+          // An idle keep-alive connection, and one that has begun its next request.
+          const idle = await rawConnection(served.port);
+          const busy = await rawConnection(served.port);
+          for (const c of [idle, busy]) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+          await Promise.all([idle.answers(1), busy.answers(1)]);
+          busy.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+          const pending = regenerate(served, `shutdown-finish-${launcher}`);
+          await reachesProvider(provider, pending);
+          signal(served);
+          await served.printed(/"msg":"shutting down"/);
+          if (launcher === 'node') {
+            // A second signal changes nothing (under npm start, a Ctrl-C may reach the server twice).
+            served.child.kill('SIGINT');
+            await served.printed(/"signal":"SIGINT","msg":"shutdown already under way"/);
           }
-        }),
-    );
+          // The request is still waiting on the provider, so the process runs: only the closed
+          // listener can refuse this. Deno.serve's shutdown() closes its listener asynchronously: a
+          // connection made meanwhile is closed or reset unanswered, or its request refused with 503.
+          const fresh = await newConnection(served.port);
+          if (launcher === 'deno') assert.match(fresh, /^(ECONNREFUSED|ECONNRESET|closed|HTTP\/1\.1 503 .*)$/);
+          else assert.equal(fresh, 'ECONNREFUSED');
+          await idle.closed;
+          assert.equal(idle.received().split('HTTP/1.1').length - 1, 1, 'nothing more was sent on the idle connection');
+          if (launcher === 'deno') {
+            // Deno.serve's shutdown closes a connection whose next request is not read whole yet.
+            await busy.closed;
+            assert.equal(busy.received().split('HTTP/1.1').length - 1, 1, 'the unfinished request got no answer');
+          } else {
+            // Node reads it; the app refuses it, since it arrived after the signal.
+            busy.socket.write('\r\n');
+            const [, late] = await busy.answers(2);
+            assert.match(late!, /^HTTP\/1\.1 503 /);
+            assert.match(late!, /\r\nconnection: close\r\n/i);
+            assert.match(late!, /\r\nx-request-id: \S+/i);
+            assert.match(late!, /"code":"SERVICE_UNAVAILABLE"/);
+            await busy.closed;
+          }
+          assert.equal(served.child.exitCode, null, 'still running while the request waits on the provider');
+
+          const answered = performance.now();
+          provider.answer.resolve();
+          const res = await pending;
+          const body = (await res.json()) as { ok: boolean; data: { message: { subject: string } } };
+          assert.equal(res.status, 200, JSON.stringify(body) + served.output());
+          assert.equal(res.headers.get('connection'), 'close');
+          assert.equal(body.data.message.subject, SUBJECT);
+          const { code } = await served.exit;
+          assert.equal(code, 0, served.output());
+          // It exits once the work is done, not at the end of the 60 s grace.
+          assert.ok(performance.now() - answered < 30_000);
+          assert.match(served.output(), /"msg":"stopped"/);
+        } finally {
+          cleanup(served);
+        }
+      }));
   }
 
   for (const { name, launcher, signal } of cut) {
-    it(
-      `${name}: at the end of a short grace a request still waiting gets the 503 envelope, its key is released, exit 0`,
-      { timeout: CASE_TIMEOUT_MS },
-      () =>
-        withProvider(async (provider) => {
-          const graceMs = 500;
-          const e = env(`cut-${launcher}`, graceMs, provider);
-          const key = `shutdown-cut-${launcher}`;
-          const served = await launchers[launcher](e);
-          try {
-            provider.hold(); // and never answer
-            const pending = regenerate(served, key);
-            await reachesProvider(provider, pending);
-            assert.equal(keyRow(e.OUTREACH_API_DB, key)?.state, 'in_flight');
-            const signalled = performance.now();
-            signal(served);
-            const res = await pending;
-            const waited = performance.now() - signalled;
-            assert.equal(res.status, 503);
-            assert.equal(res.headers.get('connection'), 'close');
-            assert.ok(res.headers.get('x-request-id'));
-            assert.equal(res.headers.get('content-type'), 'application/json');
-            const body = (await res.json()) as { ok: boolean; error: { code: string; message: string } };
-            assert.equal(body.ok, false);
-            assert.equal(body.error.code, 'SERVICE_UNAVAILABLE');
-            assert.ok(
-              waited >= graceMs - 5,
-              `answered ${waited} ms after the signal, before the grace of ${graceMs} ms`,
-            );
-            const { code } = await served.exit;
-            assert.equal(code, 0, served.output());
-            assert.match(served.output(), /requests still running at the end of the shutdown grace were answered 503/);
-            // Released by the cut itself, not by the next start's recovery.
-            assert.equal(keyRow(e.OUTREACH_API_DB, key), undefined, 'the idempotency key was released');
+    it(`${name}: at the end of a short grace a request still waiting gets the 503 envelope, its key is released, exit 0`, () =>
+      withProvider(async (provider) => {
+        const graceMs = 500;
+        const e = env(`cut-${launcher}`, graceMs, provider);
+        const key = `shutdown-cut-${launcher}`;
+        const served = await launchers[launcher](e);
+        try {
+          provider.hold(); // and never answer
+          const pending = regenerate(served, key);
+          await reachesProvider(provider, pending);
+          assert.equal(keyRow(e.OUTREACH_API_DB, key)?.state, 'in_flight');
+          const signalled = performance.now();
+          signal(served);
+          const res = await pending;
+          const waited = performance.now() - signalled;
+          assert.equal(res.status, 503);
+          assert.equal(res.headers.get('connection'), 'close');
+          assert.ok(res.headers.get('x-request-id'));
+          assert.equal(res.headers.get('content-type'), 'application/json');
+          const body = (await res.json()) as { ok: boolean; error: { code: string; message: string } };
+          assert.equal(body.ok, false);
+          assert.equal(body.error.code, 'SERVICE_UNAVAILABLE');
+          assert.ok(waited >= graceMs - 5, `answered ${waited} ms after the signal, before the grace of ${graceMs} ms`);
+          const { code } = await served.exit;
+          assert.equal(code, 0, served.output());
+          assert.match(served.output(), /requests still running at the end of the shutdown grace were answered 503/);
+          // Released by the cut itself, not by the next start's recovery.
+          assert.equal(keyRow(e.OUTREACH_API_DB, key), undefined, 'the idempotency key was released');
 
-            if (launcher !== 'node') return; // the restart below is the same whatever started the server
-            // The same key after a restart (in this process, on the same file and settings) runs the
-            // request: neither 409 nor a stored answer.
-            process.env.SHUTDOWN_TEST_OPENAI_KEY = e.SHUTDOWN_TEST_OPENAI_KEY; // the start checks that it is set
-            const again = await startServer({
-              config: loadConfig(undefined, e, { 'server.port': 0 }),
-              logger: silentLogger,
-            }).finally(() => delete process.env.SHUTDOWN_TEST_OPENAI_KEY);
-            try {
-              provider.answerAtOnce();
-              const retried = await regenerate(again, key);
-              assert.equal(retried.status, 200, await retried.clone().text());
-              assert.equal(retried.headers.get('idempotent-replayed'), null);
-              assert.equal(
-                ((await retried.json()) as { data: { message: { subject: string } } }).data.message.subject,
-                SUBJECT,
-              );
-            } finally {
-              await again.close();
-            }
+          if (launcher !== 'node') return; // the restart below is the same whatever started the server
+          // The same key after a restart (in this process, on the same file and settings) runs the
+          // request: neither 409 nor a stored answer.
+          process.env.SHUTDOWN_TEST_OPENAI_KEY = e.SHUTDOWN_TEST_OPENAI_KEY; // the start checks that it is set
+          const again = await startServer({
+            config: loadConfig(undefined, e, { 'server.port': 0 }),
+            logger: silentLogger,
+          }).finally(() => delete process.env.SHUTDOWN_TEST_OPENAI_KEY);
+          try {
+            provider.answerAtOnce();
+            const retried = await regenerate(again, key);
+            assert.equal(retried.status, 200, await retried.clone().text());
+            assert.equal(retried.headers.get('idempotent-replayed'), null);
+            assert.equal(
+              ((await retried.json()) as { data: { message: { subject: string } } }).data.message.subject,
+              SUBJECT,
+            );
           } finally {
-            cleanup(served);
+            await again.close();
           }
-        }),
-    );
+        } finally {
+          cleanup(served);
+        }
+      }));
   }
 });
