@@ -143,6 +143,19 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
 }
 
 /**
+ * A route test's server: `fixture` imported, the rate limiter off (a route test makes many
+ * requests; test/http/pipeline.test.ts covers the limiter), and a token of `acct_a` with `scopes`.
+ * Use in a suite's `before`, and close `t` in its `after`.
+ */
+export async function startRouteServer(
+  fixture: NonNullable<HarnessOptions['fixture']>,
+  scopes: string[],
+): Promise<{ t: TestServer; token: string }> {
+  const t = await startTestServer({ fixture, config: { 'limits.requestsPerMinute': 0 } });
+  return { t, token: t.mintToken('acct_a', scopes) };
+}
+
+/**
  * Each fixture is imported once per process, into a template database file; every test server
  * on it starts from a copy of that file (the demo seed alone takes about 0.4 s of CPU).
  */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES } from '../../src/domain/enums.js';
 import { fromFixture, routeFixture, SMALL, T } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const backlink = (
   id: string,
@@ -80,13 +80,8 @@ describe('backlinks', () => {
   let token: string;
   const ids = (body: any) => body.data.data.map((b: { id: string }) => b.id);
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['backlinks:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['backlinks:read'])));
+  after(() => t?.close());
 
   describe('GET /backlinks', () => {
     it('lists the project backlinks with every field', async () => {
@@ -309,13 +304,8 @@ describe('backlinks of the small fixture', () => {
   let token: string;
   const record = (id: string) => SMALL.backlinks.find((b: { id: string }) => b.id === id);
 
-  before(async () => {
-    t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['backlinks:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer('small', ['backlinks:read'])));
+  after(() => t?.close());
 
   it('lists every backlink of prj_a1 as the fixture has it, newest first', async () => {
     const res = await t.get('/projects/prj_a1/backlinks', token);

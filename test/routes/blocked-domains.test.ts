@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { T, routeFixture } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const DOC = routeFixture({
   blockedDomains: [
@@ -34,13 +34,8 @@ describe('blocked domains', () => {
   const ids = (body: any) => body.data.data.map((d: { id: string }) => d.id);
   const LIST = '/projects/prj_a1/blocked-domains';
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['prospects:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['prospects:read'])));
+  after(() => t?.close());
 
   it("lists the project's blocked domains newest first", async () => {
     const res = await t.get(LIST, token);

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { T, routeFixture } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const job = (id: string, siteId: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
   id,
@@ -91,13 +91,8 @@ describe('discovery jobs', () => {
   const LIST = '/projects/prj_a1/sites/site_a1/discovery-jobs';
   const DETAIL = `${LIST}/job_1`;
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['prospects:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['prospects:read'])));
+  after(() => t?.close());
 
   describe('GET /sites/{siteId}/discovery-jobs', () => {
     it("lists the site's jobs newest first with every field", async () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DRAFT_STATUSES } from '../../src/domain/enums.js';
 import { T, contact, prospect, routeFixture } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const message = (id: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
   id,
@@ -122,13 +122,8 @@ describe('drafts', () => {
   const ids = (body: any) => body.data.data.map((d: { id: string }) => d.id);
   const LIST = '/projects/prj_a1/sites/site_a1/drafts';
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['outreach:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['outreach:read'])));
+  after(() => t?.close());
 
   describe('GET /sites/{siteId}/drafts', () => {
     it("lists the site's drafts newest first with message, prospect and contact", async () => {

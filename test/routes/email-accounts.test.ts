@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { T, routeFixture } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const connection = (id: string, siteId: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
   id,
@@ -77,13 +77,8 @@ describe('email accounts', () => {
   const ids = (items: { id: string }[]) => items.map((d) => d.id);
   const PATH = '/projects/prj_a1/sites/site_a1/email-accounts';
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['outreach:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['outreach:read'])));
+  after(() => t?.close());
 
   it('returns every connection and sender of the site, newest first, not paginated', async () => {
     const res = await t.get(PATH, token);

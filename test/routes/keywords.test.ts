@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { T, routeFixture } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const DOC = routeFixture({
   keywords: [
@@ -29,13 +29,8 @@ describe('keywords', () => {
   const ids = (body: any) => body.data.data.map((d: { id: string }) => d.id);
   const LIST = '/projects/prj_a1/sites/site_a1/keywords';
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['sites:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['sites:read'])));
+  after(() => t?.close());
 
   it("lists the site's keywords newest first", async () => {
     const res = await t.get(LIST, token);

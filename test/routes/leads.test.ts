@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES } from '../../src/domain/enums.js';
 import { fromFixture, routeFixture, SMALL, T } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 interface LeadDoc {
   id: string;
@@ -151,13 +151,8 @@ describe('leads', () => {
     return ids(res.body);
   };
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['leads:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['leads:read'])));
+  after(() => t?.close());
 
   describe('GET /leads', () => {
     it('lists quality leads by default, highest score first, with every field', async () => {
@@ -403,13 +398,8 @@ describe('leads of the small fixture', () => {
     return record.redacted ? { ...record, title: null, body: null, evidenceQuote: null } : record;
   };
 
-  before(async () => {
-    t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['leads:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer('small', ['leads:read'])));
+  after(() => t?.close());
 
   it('lists each view of prj_a1 as the fixture has it', async () => {
     const views: [string, string[]][] = [

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../../src/domain/enums.js';
 import { T, contact, routeFixture } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const prospect = (id: string, siteId: string, status: string) => ({
   id,
@@ -102,13 +102,8 @@ describe('pipeline', () => {
   let token: string;
   const PATH = '/projects/prj_a1/sites/site_a1/pipeline';
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['prospects:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['prospects:read'])));
+  after(() => t?.close());
 
   it("counts the site's records by status, every status present", async () => {
     const res = await t.get(PATH, token);

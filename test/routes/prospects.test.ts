@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PROSPECT_STATUSES } from '../../src/domain/enums.js';
 import { fromFixture, routeFixture, SMALL, T } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const prospect = (
   id: string,
@@ -144,13 +144,8 @@ describe('prospects', () => {
     return ids(res.body);
   };
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['prospects:read', 'contacts:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['prospects:read', 'contacts:read'])));
+  after(() => t?.close());
 
   describe('GET /prospects', () => {
     it('lists the project prospects, newest first, with every field', async () => {
@@ -361,13 +356,8 @@ describe('prospects and contacts of the small fixture', () => {
   let token: string;
   const find = (collection: string, id: string) => SMALL[collection]!.find((r: { id: string }) => r.id === id);
 
-  before(async () => {
-    t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['prospects:read', 'contacts:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer('small', ['prospects:read', 'contacts:read'])));
+  after(() => t?.close());
 
   it('lists and shows the prospects of prj_a1 as the fixture has them', async () => {
     const res = await t.get('/projects/prj_a1/prospects', token);

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { T, contact, prospect, routeFixture } from '../helpers/fixture.js';
-import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const msg = (
   id: string,
@@ -121,13 +121,8 @@ describe('threads', () => {
   const ids = (body: any) => body.data.data.map((d: { id: string }) => d.id);
   const LIST = '/projects/prj_a1/sites/site_a1/threads';
 
-  before(async () => {
-    t = await startTestServer({ fixture: DOC, config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_a', ['outreach:read']);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  before(async () => ({ t, token } = await startRouteServer(DOC, ['outreach:read'])));
+  after(() => t?.close());
 
   describe('GET /sites/{siteId}/threads', () => {
     it("lists the site's threads newest updatedAt first with contact and prospect", async () => {
