@@ -89,6 +89,58 @@ export const contact = (id: string, prospectId: string, extra: Rec<'contacts'> =
   ...extra,
 });
 
+/** A draft record of prospect `prospectId` to contact `contactId`, status draft, created and updated at T(2). */
+export const draft = (
+  id: string,
+  siteId: string,
+  prospectId: string,
+  contactId: string,
+  extra: Rec<'drafts'> = {},
+): Rec<'drafts'> => ({
+  id,
+  siteId,
+  prospectId,
+  contactId,
+  status: 'draft',
+  createdAt: T(2),
+  updatedAt: T(2),
+  ...extra,
+});
+
+/** An open, unclassified thread record (mailbox thread `gm-{id}`) without an outcome, updated at T(2). */
+export const thread = (
+  id: string,
+  siteId: string,
+  prospectId: string,
+  contactId: string,
+  extra: Rec<'threads'> = {},
+): Rec<'threads'> => ({
+  id,
+  siteId,
+  prospectId,
+  contactId,
+  threadId: `gm-${id}`,
+  status: 'open',
+  outcome: 'none',
+  classification: 'unclassified',
+  updatedAt: T(2),
+  ...extra,
+});
+
+/** A pending outreach backlink from `https://{id}.example.org/` to `https://acme.test/`, created and updated at T(2). */
+export const backlink = (id: string, siteId: string, extra: Rec<'backlinks'> = {}): Rec<'backlinks'> => ({
+  id,
+  siteId,
+  source: 'outreach',
+  acquisitionOrigin: 'unknown',
+  sourceUrl: `https://${id}.example.org/`,
+  targetUrl: 'https://acme.test/',
+  status: 'pending',
+  createdAt: T(2),
+  updatedAt: T(2),
+  ...extra,
+});
+
 /**
  * The route tests' import document: acct_a (pro until 2027) owns prj_a1 (site_a1 "Blog",
  * site_a2 "Shop") and prj_a2 (site_a3); acct_b (free) owns prj_b1 (site_b1). So each list has a

@@ -7,57 +7,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../../src/domain/enums.js';
-import { T, contact, routeFixture } from '../helpers/fixture.js';
+import { backlink, contact, draft, prospect, routeFixture, thread } from '../helpers/fixture.js';
 import { startRouteServer, type TestServer } from '../helpers/harness.js';
-
-const prospect = (id: string, siteId: string, status: string) => ({
-  id,
-  siteId,
-  status,
-  url: `https://${id}.example.org/`,
-  domain: `${id}.example.org`,
-  createdAt: T(1),
-  updatedAt: T(1),
-});
-const draft = (id: string, siteId: string, prospectId: string, contactId: string, status: string) => ({
-  id,
-  siteId,
-  prospectId,
-  contactId,
-  status,
-  createdAt: T(2),
-  updatedAt: T(2),
-});
-const thread = (id: string, siteId: string, prospectId: string, contactId: string, status: string) => ({
-  id,
-  siteId,
-  prospectId,
-  contactId,
-  threadId: `gm-${id}`,
-  status,
-  outcome: 'none',
-  classification: 'unclassified',
-  updatedAt: T(2),
-});
-const backlink = (id: string, siteId: string, status: string) => ({
-  id,
-  siteId,
-  source: 'outreach',
-  acquisitionOrigin: 'unknown',
-  sourceUrl: `https://${id}.example.org/`,
-  targetUrl: 'https://acme.test/',
-  status,
-  createdAt: T(2),
-  updatedAt: T(2),
-});
 
 const DOC = routeFixture({
   prospects: [
-    prospect('prs_1', 'site_a1', 'proposed'),
-    prospect('prs_2', 'site_a1', 'proposed'),
-    prospect('prs_3', 'site_a1', 'blocked'),
-    prospect('prs_a3', 'site_a3', 'rejected'),
-    prospect('prs_b', 'site_b1', 'rejected'),
+    prospect('prs_1', 'site_a1', { status: 'proposed' }),
+    prospect('prs_2', 'site_a1', { status: 'proposed' }),
+    prospect('prs_3', 'site_a1', { status: 'blocked' }),
+    prospect('prs_a3', 'site_a3', { status: 'rejected' }),
+    prospect('prs_b', 'site_b1', { status: 'rejected' }),
   ],
   contacts: [
     contact('con_1', 'prs_1'),
@@ -66,26 +25,26 @@ const DOC = routeFixture({
     contact('con_b', 'prs_b'),
   ],
   drafts: [
-    draft('drf_1', 'site_a1', 'prs_1', 'con_1', 'draft'),
-    draft('drf_2', 'site_a1', 'prs_1', 'con_1', 'approved'),
-    draft('drf_3', 'site_a1', 'prs_2', 'con_2', 'approved'),
-    draft('drf_a3', 'site_a3', 'prs_a3', 'con_a3', 'awaiting_approval'),
-    draft('drf_b', 'site_b1', 'prs_b', 'con_b', 'changes_requested'),
+    draft('drf_1', 'site_a1', 'prs_1', 'con_1', { status: 'draft' }),
+    draft('drf_2', 'site_a1', 'prs_1', 'con_1', { status: 'approved' }),
+    draft('drf_3', 'site_a1', 'prs_2', 'con_2', { status: 'approved' }),
+    draft('drf_a3', 'site_a3', 'prs_a3', 'con_a3', { status: 'awaiting_approval' }),
+    draft('drf_b', 'site_b1', 'prs_b', 'con_b', { status: 'changes_requested' }),
   ],
   threads: [
-    thread('thr_1', 'site_a1', 'prs_1', 'con_1', 'open'),
-    thread('thr_2', 'site_a1', 'prs_2', 'con_2', 'replied'),
-    thread('thr_3', 'site_a1', 'prs_2', 'con_2', 'replied'),
-    thread('thr_4', 'site_a1', 'prs_1', 'con_1', 'closed'),
-    thread('thr_a3', 'site_a3', 'prs_a3', 'con_a3', 'awaiting_reply'),
+    thread('thr_1', 'site_a1', 'prs_1', 'con_1', { status: 'open' }),
+    thread('thr_2', 'site_a1', 'prs_2', 'con_2', { status: 'replied' }),
+    thread('thr_3', 'site_a1', 'prs_2', 'con_2', { status: 'replied' }),
+    thread('thr_4', 'site_a1', 'prs_1', 'con_1', { status: 'closed' }),
+    thread('thr_a3', 'site_a3', 'prs_a3', 'con_a3', { status: 'awaiting_reply' }),
   ],
   backlinks: [
-    backlink('bl_1', 'site_a1', 'live'),
-    backlink('bl_2', 'site_a1', 'live'),
-    backlink('bl_3', 'site_a1', 'lost'),
-    backlink('bl_4', 'site_a1', 'pending'),
-    backlink('bl_a2', 'site_a2', 'error'),
-    backlink('bl_b', 'site_b1', 'closed'),
+    backlink('bl_1', 'site_a1', { status: 'live' }),
+    backlink('bl_2', 'site_a1', { status: 'live' }),
+    backlink('bl_3', 'site_a1', { status: 'lost' }),
+    backlink('bl_4', 'site_a1', { status: 'pending' }),
+    backlink('bl_a2', 'site_a2', { status: 'error' }),
+    backlink('bl_b', 'site_b1', { status: 'closed' }),
   ],
 });
 
