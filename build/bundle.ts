@@ -2,8 +2,8 @@
  * The CLI and server as one CommonJS file: esbuild bundles build/entry.ts with the SQL
  * migrations, the version, the native addon's hash and the reference page's assets (Swagger UI)
  * defined in. `npm run build` turns it into the single executable; the unit tests that need a
- * real process run it under plain `node` (test/helpers/cli.ts), which starts in about a fifth of
- * the time `bin/outreach-api.js` takes through tsx.
+ * real process run it under plain `node` (test/helpers/cli.ts): `--version` takes 0.35 s that way
+ * against 1.5 s through `bin/outreach-api.js` and tsx.
  */
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';

@@ -6,8 +6,8 @@
  *
  * The real process runs the bundle the executable is made from (build/bundle.ts) under plain
  * `node`, built once per test process: it starts in about 0.35 s against 1.5 s for
- * `bin/outreach-api.js`, which compiles the sources through tsx on every start. `npm start`'s own
- * tests and the Deno cases still start from the sources.
+ * `bin/outreach-api.js`, which loads the sources through tsx on every start. The `npm start` and
+ * Deno cases of test/cli/shutdown.test.ts still start from the sources.
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
