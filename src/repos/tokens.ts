@@ -16,12 +16,16 @@ export const MAX_ACTIVE_TOKENS = 10;
 /** A refusal the operator can act on (bad scope, unknown account, token limit). */
 export class TokenError extends Error {}
 
-/** The name of token `id`; null when there is none. */
-export function tokenName(store: Store, id: string): string | null {
+/**
+ * Token names by id, compiled and prepared once per store: the fixture's request journal names
+ * the caller's token of every request it records.
+ * @returns `nameOf(id)`: the name of token `id`; null when there is none.
+ */
+export function tokenNameLookup(store: Store): (id: string) => string | null {
   const byId = compileStatement(store, (param) =>
     store.db.selectFrom('api_tokens').select('name').where('id', '=', param('id')),
   );
-  return byId.get({ id })?.name ?? null;
+  return (id) => byId.get({ id })?.name ?? null;
 }
 
 /**
