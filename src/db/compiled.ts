@@ -46,7 +46,7 @@ export function compileStatement<P extends string, R>(
 }
 
 /** `param<T>(name)`: stands for the value `params[name]` of each call, typed as `T`. */
-type ParamOf<P extends string> = <T = string>(name: P) => T;
+export type ParamOf<P extends string> = <T = string>(name: P) => T;
 
 const placeholder = <T>(name: string) => `${PARAM}${name}` as unknown as T;
 

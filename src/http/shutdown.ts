@@ -36,11 +36,6 @@ export class Shutdown {
   private readonly graceEnd = new AbortController();
   private started = false;
 
-  /** True once `drain` was called. */
-  get draining(): boolean {
-    return this.started;
-  }
-
   /** Aborted when the shutdown grace ends: whatever a request still waits on gives up now. */
   get signal(): AbortSignal {
     return this.graceEnd.signal;

@@ -3,7 +3,7 @@
  * "Backlink check"; decisions.md §5 for order and `hasCheckError`).
  */
 import type { Kysely, Selectable } from 'kysely';
-import { precompiledQuery } from '../db/compiled.js';
+import { type ParamOf, precompiledQuery } from '../db/compiled.js';
 import type { BacklinkChecksTable, BacklinksTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { BACKLINK_STATUSES } from '../domain/enums.js';
@@ -65,7 +65,7 @@ export interface BacklinkFilter {
  * list walks it in order; a site filter replaces the project one (the site was checked to belong
  * to the project). Shape: `project|site`, `+status`, `+from`.
  */
-const inListOrder = (db: Kysely<Database>, param: <T = string>(name: ListParam) => T, shape: string) =>
+const inListOrder = (db: Kysely<Database>, param: ParamOf<ListParam>, shape: string) =>
   db
     .selectFrom('backlinks')
     .$if(shape.startsWith('site'), (qb) => qb.where('site_id', '=', param('scope')))

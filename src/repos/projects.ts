@@ -64,5 +64,5 @@ export async function requireProject(
 ): Promise<ProjectRecord> {
   const row = await projectOfAccount.first(db, { projectId, accountId });
   if (!row) throw notFound('Project');
-  return toProject(row as ProjectWithCount);
+  return toProject(row);
 }

@@ -39,14 +39,14 @@ export async function listSites(db: Kysely<Database>, projectId: string, limit: 
   return { items: rows.map(toSite), total: Number(total.n) };
 }
 
-/**
- * The site `siteId` of project `projectId` (already checked to be the caller's).
- * @throws ApiError NOT_FOUND when the site is missing or belongs to another project.
- */
 const siteOfProject = precompiledQuery<'siteId' | 'projectId', SiteRow>((db, param) =>
   db.selectFrom('sites').selectAll().where('id', '=', param('siteId')).where('project_id', '=', param('projectId')),
 );
 
+/**
+ * The site `siteId` of project `projectId` (already checked to be the caller's).
+ * @throws ApiError NOT_FOUND when the site is missing or belongs to another project.
+ */
 export async function requireSite(db: Kysely<Database>, projectId: string, siteId: string): Promise<SiteRecord> {
   const row = await siteOfProject.first(db, { siteId, projectId });
   if (!row) throw notFound('Site');
