@@ -6,13 +6,12 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { existsSync } from 'node:fs';
 import { systemClock, isoAt } from '../domain/clock.js';
-import { ConfigError, loadConfig, requireProviderSettings, type Config } from '../config.js';
+import { loadConfig, requireProviderSettings, type Config } from '../config.js';
 import { openStore, type Store } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
 import { createLogger } from '../logger.js';
 import {
-  TokenError,
   accountExists,
   cachedTokenLookup,
   createAccount,
@@ -419,15 +418,7 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (
-      error instanceof CliError ||
-      error instanceof ConfigError ||
-      error instanceof TokenError ||
-      (error as Error).name === 'ImportError'
-    ) {
-      io.stderr.write(`outreach-api: ${(error as Error).message}\n`);
-      return 1;
-    }
+    // Anything else (a CliError, a bad configuration, token or import, the database): one line, no stack.
     io.stderr.write(`outreach-api: ${(error as Error).message ?? String(error)}\n`);
     return 1;
   }
