@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DRAFT_STATUSES } from '../../src/domain/enums.js';
-import { T, contact, prospect, routeFixture } from '../helpers/fixture.js';
+import { DRAFT_STATUSES, type DraftStatus } from '../../src/domain/enums.js';
+import { T, contact, draft as draftRecord, prospect, routeFixture } from '../helpers/fixture.js';
 import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const message = (id: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
@@ -18,26 +18,24 @@ const message = (id: string, createdAt: string, extra: Record<string, unknown> =
   updatedAt: createdAt,
   ...extra,
 });
+/** The shared draft record for a guest post, with status `status` and one message, created and updated at `createdAt`. */
 const draft = (
   id: string,
   siteId: string,
   prospectId: string,
   contactId: string,
-  status: string,
+  status: DraftStatus,
   createdAt: string,
   extra: Record<string, unknown> = {},
-) => ({
-  id,
-  siteId,
-  prospectId,
-  contactId,
-  status,
-  purpose: 'guest_post',
-  createdAt,
-  updatedAt: createdAt,
-  message: message(`msg_${id}`, createdAt),
-  ...extra,
-});
+) =>
+  draftRecord(id, siteId, prospectId, contactId, {
+    status,
+    purpose: 'guest_post',
+    createdAt,
+    updatedAt: createdAt,
+    message: message(`msg_${id}`, createdAt),
+    ...extra,
+  });
 
 const DOC = routeFixture({
   prospects: [

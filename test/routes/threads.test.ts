@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { T, contact, prospect, routeFixture } from '../helpers/fixture.js';
+import { T, contact, prospect, routeFixture, thread as threadRecord } from '../helpers/fixture.js';
 import { startRouteServer, type TestServer } from '../helpers/harness.js';
 
 const msg = (
@@ -25,6 +25,7 @@ const msg = (
   sentAt,
   ...extra,
 });
+/** The shared thread record, created at T(1) and updated at `updatedAt`. */
 const thread = (
   id: string,
   siteId: string,
@@ -32,19 +33,7 @@ const thread = (
   contactId: string,
   updatedAt: string,
   extra: Record<string, unknown> = {},
-) => ({
-  id,
-  siteId,
-  prospectId,
-  contactId,
-  threadId: `gm-${id}`,
-  status: 'open',
-  outcome: 'none',
-  classification: 'unclassified',
-  createdAt: T(1),
-  updatedAt,
-  ...extra,
-});
+) => threadRecord(id, siteId, prospectId, contactId, { createdAt: T(1), updatedAt, ...extra });
 
 const DOC = routeFixture({
   prospects: [
