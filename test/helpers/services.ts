@@ -1,0 +1,146 @@
+/**
+ * The real servers some tests need beyond SQLite: PostgreSQL, Redis, Dovecot (IMAP), nginx and
+ * Chromium. Tests talk to them for real (no mocks); where one cannot be had, the tests that need
+ * it are skipped and the suite says so in one line per service, so a fresh laptop still passes.
+ * With `CI` set (`.ci/run` sets it, and installs or starts every one of them), a missing service
+ * fails instead: CI never skips.
+ *
+ *   const skip = await serviceSkip('postgres');
+ *   describe('on PostgreSQL', { skip }, () => { … });
+ *
+ * Addresses: `OUTREACH_TEST_PG_URL` (default `postgres://postgres@127.0.0.1:5432/test`) and
+ * `OUTREACH_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import pg from 'pg';
+
+export const PG_URL = process.env.OUTREACH_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_URL = process.env.OUTREACH_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+type Service = 'postgres' | 'redis' | 'dovecot' | 'nginx' | 'chromium';
+
+/** Where each program is looked for; `CHROMIUM_PATH` overrides Chromium's. */
+const PROGRAMS = {
+  dovecot: '/usr/sbin/dovecot',
+  nginx: '/usr/sbin/nginx',
+  chromium: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+} as const;
+
+const HOW = {
+  postgres: `start PostgreSQL at ${redactUrl(PG_URL)} or set OUTREACH_TEST_PG_URL`,
+  redis: `start Redis at ${REDIS_URL} or set OUTREACH_TEST_REDIS_URL`,
+  dovecot: "install Debian's dovecot-imapd",
+  nginx: "install Debian's nginx-light",
+  chromium: "install Debian's chromium, or set CHROMIUM_PATH",
+} satisfies Record<Service, string>;
+
+/** `url` without its password, for messages. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/** Whether a TCP connection to `url`'s host and port opens within 1 s. */
+function reachable(url: string, defaultPort: number): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((done) => {
+    const socket = connect({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || defaultPort) });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      done(ok);
+    };
+    socket.setTimeout(1000, () => finish(false));
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
+}
+
+async function present(service: Service): Promise<boolean> {
+  switch (service) {
+    case 'postgres': {
+      if (!(await reachable(PG_URL, 5432))) return false;
+      const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      } finally {
+        await client.end().catch(() => {});
+      }
+    }
+    case 'redis':
+      return reachable(REDIS_URL, 6379);
+    default:
+      return existsSync(PROGRAMS[service]);
+  }
+}
+
+const checked = new Map<Service, Promise<string | false>>();
+
+/**
+ * `false` when `service` can be used, else the reason to skip (for `describe`'s `skip` option),
+ * printed once per process as `SKIPPED: …`.
+ * @throws Error when the service is missing and `CI` is set.
+ */
+export function serviceSkip(service: Service): Promise<string | false> {
+  let result = checked.get(service);
+  if (!result) {
+    result = present(service).then((ok) => {
+      if (ok) return false;
+      const reason = `no ${service} (${HOW[service]})`;
+      if (process.env.CI) throw new Error(`${reason}; CI is set, so this is a failure`);
+      process.stdout.write(`SKIPPED: the tests that need ${service}: ${reason}\n`);
+      return reason;
+    });
+    checked.set(service, result);
+  }
+  return result;
+}
+
+/** A PostgreSQL database of one test file's own, created empty; `drop()` removes it. */
+export interface TestDatabase {
+  /** `postgres://…/<name>` */
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates an empty database with a unique name on the server of `OUTREACH_TEST_PG_URL`, so test
+ * files (and several checkouts' suites) running at once never share one.
+ * @throws when PostgreSQL refuses (check `serviceSkip('postgres')` first).
+ */
+export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
+  const name = `outreach_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(PG_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    async drop() {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
