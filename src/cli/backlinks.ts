@@ -58,7 +58,7 @@ export function registerBacklinksCommand(
   backlinks
     .command('check')
     .description(
-      'check the due backlinks now (fetch each source page, look for the link, record a check); see the README',
+      'check the due backlinks now (fetch each source page, look for the link, record a check); see docs/monitor.md',
     )
     .option('--project <id>', 'only backlinks of this project')
     .option('--site <id>', 'only backlinks of this site')

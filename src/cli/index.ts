@@ -115,7 +115,7 @@ export function buildCli(io: CliIo = processIo()): Command {
     .addHelpText(
       'after',
       `\nEvery configuration key also has an environment variable, e.g. ${envOf('server.shutdownGraceMs')}, ` +
-        `${envOf('log.level')}, ${envOf('metrics.enabled')} (see config.example.json and the README).`,
+        `${envOf('log.level')}, ${envOf('metrics.enabled')} (see config.example.json and docs/configuration.md).`,
     )
     .action(
       async (
@@ -235,7 +235,7 @@ export function buildCli(io: CliIo = processIo()): Command {
 
   program
     .command('import')
-    .description('import a JSON document (see the README); all or nothing')
+    .description('import a JSON document (see docs/import-format.md); all or nothing')
     .argument('<file>', 'the import document')
     .action(async (file: string, _options: unknown, command: Command) => {
       const config = configOf(command, io);

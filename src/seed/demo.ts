@@ -236,7 +236,7 @@ export function buildDemoDocument(seed = DEMO_SEED): ImportDocument {
 
 /**
  * The records that exercise the offline providers' magic inputs (src/providers/index.ts), with
- * fixed ids so the README's examples and other projects' CI can address them:
+ * fixed ids so the examples in docs/demo.md and other projects' CI can address them:
  * - `prs_demo_queued` (`press.queued.test`): contact discovery answers `queued`, then its job completes;
  * - `prs_demo_notfound` (`quiet.notfound.test`): contact discovery answers `not_found`;
  * - `prs_demo_verify` on site_demo_blog, with contacts `ct_demo_valid`, `ct_demo_invalid`,

@@ -1,5 +1,5 @@
 /**
- * The fixture's reset time (decisions.md §14, README "Use as a test fixture"), measured through
+ * The fixture's reset time (decisions.md §14, docs/fixture.md), measured through
  * HTTP: a server with `fixture.enabled` on a copy of a dataset; each round makes the writes a
  * typical test makes (edit and regenerate a draft, reply to a thread, discover and verify a
  * contact, as far as the dataset allows), then `POST /__admin/reset`, and records its `{ ms }`.

@@ -1,6 +1,6 @@
 /**
- * outreach-api as a test fixture, tested the way a user's CI uses it (README "Use as a test
- * fixture"): start the built executable with `--fixture` on an in-memory copy of the demo data,
+ * outreach-api as a test fixture, tested the way a user's CI uses it (docs/fixture.md): start
+ * the built executable with `--fixture` on an in-memory copy of the demo data,
  * wait until `/readyz` answers, and run two tests that each reset, write, and assert on the
  * request journal and the captured mail. Run after `npm run build` (part of `npm run test:dist`):
  *
