@@ -12,12 +12,35 @@
  * `OUTREACH_API_SMTP_USER=false` is the user "false").
  */
 import { existsSync, readFileSync } from 'node:fs';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const port = z.number().int().min(0).max(65535);
 const ms = z.number().int().min(1);
 /** A JSON `true`/`false`; the environment's `true`/`false`/`1`/`0` are read by `loadConfig`. */
 const bool = z.boolean();
+
+/**
+ * `server.trustProxy`: addresses (`10.0.0.5`, `::1`) and CIDR ranges (`10.0.0.0/8`) of the proxies
+ * whose `X-Forwarded-*` headers are believed (decisions.md §18). In the environment, one
+ * comma-separated list.
+ */
+const trustProxy = z.preprocess(
+  (value) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean)
+      : value,
+  z
+    .array(
+      z
+        .string()
+        .refine((entry) => ipaddr.isValid(entry) || ipaddr.isValidCIDR(entry), 'not an IP address or CIDR range'),
+    )
+    .default([]),
+);
 
 /** `db` as an object; a string in the file is its `path`. */
 const DbSchema = z.strictObject({
@@ -39,6 +62,12 @@ export const ConfigSchema = z.strictObject({
       port: port.default(8080),
       /** On SIGTERM/SIGINT, how long requests in flight may run on before they are cut (decisions.md §15). */
       shutdownGraceMs: ms.default(10000),
+      /**
+       * The proxies (addresses, CIDR ranges) whose `X-Forwarded-For`, `-Proto` and `-Host` are
+       * believed, for the client address (access log, sign-in limits) and the settings area's
+       * origin and `Secure` cookies (decisions.md §18). Default none: those headers are ignored.
+       */
+      trustProxy,
     })
     .prefault({}),
   limits: z
@@ -237,7 +266,8 @@ function describeIssues(issues: z.core.$ZodIssue[], fromEnvironment: Map<string,
     const at = issue.path.map(String);
     if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${[...at, key].join('.')}: unknown key`);
     const key = at.join('.') || '(root)';
-    const variable = fromEnvironment.get(key);
+    // An item of a list set by a variable (`server.trustProxy.1`) names that variable too.
+    const variable = at.map((_, i) => fromEnvironment.get(at.slice(0, at.length - i).join('.'))).find(Boolean);
     return [`${variable ? `${variable} (${key})` : key}: ${issue.message}`];
   });
 }

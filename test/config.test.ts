@@ -154,6 +154,19 @@ describe('config', () => {
     assert.equal(config.metrics.token, 'm');
   });
 
+  it('reads server.trustProxy as a list (one comma-separated variable) of addresses and CIDR ranges', () => {
+    assert.deepEqual(loadConfig(undefined, {}).server.trustProxy, []);
+    const fromEnv = loadConfig(undefined, { OUTREACH_API_SERVER_TRUST_PROXY: '10.0.0.0/8, ::1,192.0.2.7' });
+    assert.deepEqual(fromEnv.server.trustProxy, ['10.0.0.0/8', '::1', '192.0.2.7']);
+    assert.deepEqual(loadConfig(fileWith({ server: { trustProxy: ['fd00::/8'] } }), {}).server.trustProxy, [
+      'fd00::/8',
+    ]);
+    rejects(
+      { OUTREACH_API_SERVER_TRUST_PROXY: '10.0.0.0/8,lb.internal' },
+      /OUTREACH_API_SERVER_TRUST_PROXY \(server\.trustProxy\.1\): not an IP address or CIDR range/,
+    );
+  });
+
   it('takes db as a path or as { path, synchronous }, with OUTREACH_API_DB the path and --db over both', () => {
     assert.deepEqual(loadConfig(fileWith({ db: 'a.db' }), {}).db, { path: 'a.db', synchronous: 'full' });
     const file = fileWith({ db: { path: 'b.db', synchronous: 'normal' } });

@@ -11,6 +11,7 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { SlidingWindowLimiter } from '../limiter/sliding-window.js';
 import { TAGS, registerRoutes } from '../routes/index.js';
 import { RESPONSE_HEADERS } from '../schemas/common.js';
+import { clientReader } from './client.js';
 import type { AppDeps, AppEnv } from './context.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { ApiError, errorBody } from './errors.js';
@@ -52,12 +53,13 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
   );
 };
 
-export function createApp(input: Omit<AppDeps, 'limiter' | 'shutdown'>): App {
+export function createApp(input: Omit<AppDeps, 'limiter' | 'shutdown' | 'clientOf'>): App {
   const rpm = input.config.limits.requestsPerMinute;
   const deps: AppDeps = {
     ...input,
     limiter: rpm > 0 ? new SlidingWindowLimiter(rpm, RATE_WINDOW_MS, input.clock) : undefined,
     shutdown: new Shutdown(),
+    clientOf: clientReader(input.config.server.trustProxy),
   };
 
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });

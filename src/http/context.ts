@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { ErrorCode } from '../domain/errors.js';
 import type { SlidingWindowLimiter } from '../limiter/sliding-window.js';
 import type { Providers } from '../providers/index.js';
+import type { ClientInfo } from './client.js';
 import type { Shutdown } from './shutdown.js';
 
 export interface AppDeps {
@@ -41,6 +42,8 @@ export interface AppDeps {
    * and releases its idempotency key).
    */
   shutdown: Shutdown;
+  /** Who sent a request (address, HTTPS, origin), believing `server.trustProxy` (./client.ts); built by `createApp`. */
+  clientOf: (c: Context) => ClientInfo;
 }
 
 /** Where the fixture control plane plugs into the app (built by `src/fixture/`). */

@@ -10,6 +10,7 @@
  *   and body), counted when the response is done; elsewhere the `Content-Length` sent, if any.
  * - `durationMs`: milliseconds from the request reaching the app to the response being written
  *   (on Node) or returned (elsewhere), to 0.01 ms.
+ * - `remoteAddr`: the client's address, `X-Forwarded-For` believed from `server.trustProxy` only.
  * - Never the `Authorization` header nor the query string; a token-shaped string in the path or
  *   the user agent is masked, so a token pasted in the wrong place never reaches the log.
  */
@@ -17,12 +18,12 @@ import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../logger.js';
 import { methodLabel, type Metrics } from '../../metrics.js';
 import { TOKEN_PREFIX } from '../../domain/tokens.js';
+import type { ClientInfo } from '../client.js';
 import type { AppEnv, AppContext } from '../context.js';
 import { REPLAYED_HEADER } from './idempotency.js';
 
-/** The Node request/response pair @hono/node-server passes as `c.env`. */
+/** The Node response @hono/node-server passes in `c.env`. */
 interface NodeBindings {
-  incoming?: { socket?: { remoteAddress?: string } };
   outgoing?: {
     writableFinished: boolean;
     once(event: 'close', listener: () => void): unknown;
@@ -50,9 +51,11 @@ function errorCodeOf(c: AppContext, status: number): string | null {
 export interface ObserveOptions {
   logger: Logger;
   metrics?: Metrics;
+  /** The client of a request, `server.trustProxy` believed (../client.ts). */
+  clientOf: (c: AppContext) => ClientInfo;
 }
 
-export function observe({ logger, metrics }: ObserveOptions): MiddlewareHandler<AppEnv> {
+export function observe({ logger, metrics, clientOf }: ObserveOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
     const env = c.env as NodeBindings | undefined;
@@ -82,7 +85,7 @@ export function observe({ logger, metrics }: ObserveOptions): MiddlewareHandler<
       bytes: null,
       tokenId: caller?.tokenId ?? null,
       accountId: caller?.account.id ?? null,
-      remoteAddr: env?.incoming?.socket?.remoteAddress ?? null,
+      remoteAddr: clientOf(c).address,
       userAgent: userAgent === undefined ? null : mask(userAgent),
     };
     const emit = (bytes: number | null) => {
