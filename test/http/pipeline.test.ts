@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { FakeClock, isoAt } from '../../src/domain/clock.js';
 import { revokeToken } from '../../src/repos/tokens.js';
 import { generateToken } from '../../src/domain/tokens.js';
@@ -112,6 +113,63 @@ describe('authentication', () => {
     assert.equal((await t.get('/me', token)).status, 401);
   });
 
+  it('refuses any text before the Bearer scheme, and takes one or more spaces after it', async () => {
+    const good = t.mintToken('acct_p', []);
+    for (const authorization of [`xBearer ${good}`, `Basic Bearer ${good}`, `Bearer: ${good}`, `Bearer\t${good}`]) {
+      const res = await t.request('GET', '/me', { headers: { authorization } });
+      assert.equal(res.status, 401, authorization);
+      assert.equal(res.body.error.code, 'UNAUTHORIZED');
+    }
+    for (const authorization of [`Bearer ${good}`, `Bearer   ${good}`, `BEARER  ${good}`]) {
+      const res = await t.request('GET', '/me', { headers: { authorization } });
+      assert.equal(res.status, 200, authorization);
+      assert.equal(res.body.data.owner.id, 'acct_p');
+    }
+  });
+
+  it('refuses a malformed token before any database lookup', async () => {
+    const good = t.mintToken('acct_p', []);
+    const random = good.slice(5, 48);
+    const mistyped = `oapi_${random.slice(0, 20)}${random[20] === 'A' ? 'B' : 'A'}${random.slice(21)}${good.slice(-6)}`;
+    const traced: string[] = [];
+    const stop = t.store.traceQueries((query) => traced.push(query.sql));
+    // Without its table, any token lookup fails (a 500): a malformed token must never get that far.
+    await sql`ALTER TABLE api_tokens RENAME TO api_tokens_away`.execute(t.store.db);
+    try {
+      for (const token of [mistyped, 'short', 'x'.repeat(513)]) {
+        const res = await t.request('GET', '/me', { headers: { authorization: `Bearer ${token}` } });
+        assert.equal(res.status, 401, token);
+        assert.equal(res.body.error.code, 'UNAUTHORIZED');
+      }
+      const looked = await t.request('GET', '/me', { headers: { authorization: `Bearer ${generateToken()}` } });
+      assert.equal(looked.status, 500, 'a well-formed token is looked up (so the lookup above would have failed)');
+    } finally {
+      await sql`ALTER TABLE api_tokens_away RENAME TO api_tokens`.execute(t.store.db);
+      stop();
+    }
+    assert.deepEqual(
+      traced.filter((q) => /api_tokens"?\s/.test(q) && !/ALTER TABLE/i.test(q)),
+      [],
+      'no statement on api_tokens',
+    );
+    assert.equal((await t.get('/me', good)).status, 200);
+  });
+
+  it('writes last_used_at at most once a minute per token, at the minute boundary too', async () => {
+    const token = t.mintToken('acct_p', []);
+    const start = t.clock.now();
+    const lastUsed = async () => (await t.get('/me', token)).body.data.token.lastUsedAt;
+    assert.equal(await lastUsed(), isoAt(start));
+    t.clock.advance(59_999);
+    assert.equal(await lastUsed(), isoAt(start), 'not again within the minute');
+    t.clock.advance(1);
+    assert.equal(await lastUsed(), isoAt(start + 60_000), 'again once a full minute has passed');
+    t.clock.advance(30_000);
+    assert.equal(await lastUsed(), isoAt(start + 60_000));
+    const other = t.mintToken('acct_p', []);
+    assert.equal((await t.get('/me', other)).body.data.token.lastUsedAt, isoAt(t.clock.now()), 'per token');
+  });
+
   it('records when a token was last used', async () => {
     const token = t.mintToken('acct_p', []);
     const first = await t.get('/me', token);
@@ -144,7 +202,10 @@ describe('rate limiter', () => {
     }
     const refused = await t.get('/me', token);
     assert.equal(refused.status, 429);
-    assert.equal(refused.body.error.code, 'RATE_LIMIT_EXCEEDED');
+    assert.deepEqual(refused.body.error, {
+      code: 'RATE_LIMIT_EXCEEDED',
+      message: 'Rate limit of 100 requests per 60 s exceeded; retry after 30 s',
+    });
     assert.equal(refused.headers.get('retry-after'), '30');
     assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
     assert.equal(refused.headers.get('ratelimit'), '"default";r=0;t=30');
@@ -170,6 +231,10 @@ describe('rate limiter', () => {
     const token = t.mintToken('acct_p', []);
     const res = await t.get('/projects', token);
     assert.equal(res.status, 403);
+    assert.deepEqual(res.body.error, {
+      code: 'SCOPE_REQUIRED',
+      message: 'This operation requires the scope projects:read',
+    });
     assert.equal(res.headers.get('x-ratelimit-remaining'), '99');
   });
 });
