@@ -4,11 +4,14 @@
  * coloured line per entry through pino-pretty when `log.format` is `pretty`.
  *
  * Callers pass fields, never raw error objects, so no SQL, file path or token reaches a log line
- * (a 500's stack is the one exception: passed as a string field, it stays server-side).
+ * (a 500's stack is the one exception: passed as a string field, it stays server-side). As a last
+ * guard, every line is written with its token-shaped strings masked (`maskTokens`: contract
+ * §5.4), so a token inside an error message or a stack never reaches the log either.
  * The `Logger` interface is the whole surface: `logger.log(level, message, fields)`.
  */
 import { pino, stdTimeFunctions, type DestinationStream, type Logger as Pino } from 'pino';
 import pinoPretty from 'pino-pretty';
+import { maskTokens } from './domain/tokens.js';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 /** A configured threshold: a level, or `silent` for nothing at all. */
@@ -46,6 +49,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       base: undefined,
       timestamp: stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      hooks: { streamWrite: maskTokens },
     },
     destination,
   );

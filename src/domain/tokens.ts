@@ -66,6 +66,25 @@ export function isWellFormedToken(token: string): boolean {
   return token.endsWith(checksumOf(random));
 }
 
+const TOKEN_SHAPED = new RegExp(`${TOKEN_PREFIX}[0-9A-Za-z_]+`, 'g');
+/** A percent-encoded letter, digit or underscore: the characters a token is made of. */
+const ENCODED_TOKEN_CHAR = /%(3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[Ff])/g;
+
+/**
+ * `text` with every token-shaped string (`oapi_` and the letters, digits and underscores after
+ * it) replaced by `oapi_[masked]`: how a token put where it does not belong (a query value, a
+ * path, a user agent, an error message) is written wherever a request is recorded (contract
+ * §5.4: tokens never in logs). Percent-encoded letters, digits and underscores are decoded first
+ * (RFC 3986 §6.2.2.2: the same characters), so `oapi%5F…` is found too. Text without a token
+ * comes back unchanged; with one, also with those characters decoded. Linear in its length.
+ */
+export function maskTokens(text: string): string {
+  const decoded = text.includes('%')
+    ? text.replace(ENCODED_TOKEN_CHAR, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    : text;
+  return decoded.includes(TOKEN_PREFIX) ? decoded.replace(TOKEN_SHAPED, `${TOKEN_PREFIX}[masked]`) : text;
+}
+
 /** Hex SHA-256 of a raw token: what the store keeps. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');

@@ -12,12 +12,13 @@
  *   (on Node) or returned (elsewhere), to 0.01 ms.
  * - `remoteAddr`: the client's address, `X-Forwarded-For` believed from `server.trustProxy` only.
  * - Never the `Authorization` header nor the query string; a token-shaped string in the path or
- *   the user agent is masked, so a token pasted in the wrong place never reaches the log.
+ *   the user agent is masked (`maskTokens`, percent-encoded too), so a token pasted in the wrong
+ *   place never reaches the log. Metric labels hold route templates and fixed values only.
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../logger.js';
 import { methodLabel, type Metrics } from '../../metrics.js';
-import { TOKEN_PREFIX } from '../../domain/tokens.js';
+import { maskTokens } from '../../domain/tokens.js';
 import type { ClientInfo } from '../client.js';
 import type { AppEnv, AppContext } from '../context.js';
 import { REPLAYED_HEADER } from './idempotency.js';
@@ -30,10 +31,6 @@ interface NodeBindings {
     socket?: { bytesWritten: number } | null;
   };
 }
-
-const TOKEN_SHAPED = new RegExp(`${TOKEN_PREFIX}[0-9A-Za-z_]+`, 'g');
-const mask = (text: string): string =>
-  text.includes(TOKEN_PREFIX) ? text.replace(TOKEN_SHAPED, `${TOKEN_PREFIX}[masked]`) : text;
 
 /** The matched endpoint's route template: the last matched route registered for a method (not `use`). */
 function routeTemplate(c: AppContext): string | null {
@@ -78,7 +75,7 @@ export function observe({ logger, metrics, clientOf }: ObserveOptions): Middlewa
       requestId: c.get('requestId'),
       method,
       route,
-      path: mask(c.req.path),
+      path: maskTokens(c.req.path),
       status,
       errorCode: errorCodeOf(c, status),
       durationMs: 0,
@@ -86,7 +83,7 @@ export function observe({ logger, metrics, clientOf }: ObserveOptions): Middlewa
       tokenId: caller?.tokenId ?? null,
       accountId: caller?.account.id ?? null,
       remoteAddr: clientOf(c).address,
-      userAgent: userAgent === undefined ? null : mask(userAgent),
+      userAgent: userAgent === undefined ? null : maskTokens(userAgent),
     };
     const emit = (bytes: number | null) => {
       fields.durationMs = Math.round((performance.now() - started) * 100) / 100;
