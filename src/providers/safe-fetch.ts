@@ -139,7 +139,9 @@ export async function safeOpen(url: string, options: SafeOpenOptions): Promise<S
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<FetchedPage> {
   const response = await safeOpen(url, options);
   const chunks: Buffer[] = [];
-  await readBody(response, options.maxBytes, (chunk) => chunks.push(chunk));
+  await readBody(response, options.maxBytes, (chunk) => {
+    chunks.push(chunk);
+  });
   const { status } = response;
   if (status >= 500 || status === 429) throw new ProviderError(`${new URL(response.url).host} answered HTTP ${status}`);
   const contentType = String(response.headers['content-type'] ?? '');
@@ -197,11 +199,16 @@ function toProviderError(error: Error, target: URL, signal: AbortSignal, timeout
 /**
  * Reads `response`'s body chunk by chunk into `onChunk`, at most `maxBytes` bytes (a declared
  * `Content-Length` over it fails at once), within the fetch's time budget. Nothing is kept here:
- * memory is what `onChunk` keeps.
+ * memory is what `onChunk` keeps. When `onChunk` returns a promise, the body is paused until it
+ * settles (a rejection fails the read), so a slow consumer is never handed more.
  * @throws ProviderError (`retryable` false) for a body over `maxBytes`; (true) for a timeout or a
- * connection closed before the body was complete.
+ * connection closed before the body was complete; whatever `onChunk` throws or rejects with.
  */
-export function readBody(response: SafeResponse, maxBytes: number, onChunk: (chunk: Buffer) => void): Promise<void> {
+export function readBody(
+  response: SafeResponse,
+  maxBytes: number,
+  onChunk: (chunk: Buffer) => void | Promise<void>,
+): Promise<void> {
   const { body, signal, timeoutMs } = response;
   const tooLarge = () => new ProviderError(`the page is larger than ${maxBytes} bytes`, false);
   const declared = Number(response.headers['content-length']);
@@ -211,12 +218,26 @@ export function readBody(response: SafeResponse, maxBytes: number, onChunk: (chu
   }
   return new Promise((resolve, reject) => {
     let size = 0;
+    /** Settles when the chunks handed to `onChunk` so far are consumed. */
+    let consumed: Promise<void> = Promise.resolve();
+    const fail = (error: unknown) => {
+      body.destroy();
+      reject(error);
+    };
     body.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) {
-        body.destroy();
-        reject(tooLarge());
-      } else onChunk(chunk);
+      if (size > maxBytes) return fail(tooLarge());
+      let result: void | Promise<void>;
+      try {
+        result = onChunk(chunk);
+      } catch (error) {
+        return fail(error);
+      }
+      if (result instanceof Promise) {
+        body.pause();
+        consumed = result.then(() => void body.resume());
+        consumed.catch(fail);
+      }
     });
     const failed = () =>
       reject(
@@ -226,7 +247,7 @@ export function readBody(response: SafeResponse, maxBytes: number, onChunk: (chu
             : 'the connection closed before the page was complete',
         ),
       );
-    body.on('end', () => resolve());
+    body.on('end', () => consumed.then(resolve, () => {}));
     body.on('error', failed);
     body.on('close', () => {
       if (!body.complete) failed();

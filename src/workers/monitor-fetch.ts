@@ -18,6 +18,7 @@ import {
   type SafeResponse,
   safeOpen,
 } from '../providers/safe-fetch.js';
+import { MAX_OPEN_ELEMENTS } from '../providers/bounded-html.js';
 import { VERSION } from '../version.js';
 import { headerNofollow, LinkScanner } from './monitor-links.js';
 import type { FetchOutcome } from './monitor-rules.js';
@@ -140,15 +141,21 @@ export class PageFetcher {
       await readBody(response, this.monitor.maxBytes, (chunk) =>
         scanner.write(decoder.decode(chunk, { stream: true })),
       );
-      scanner.write(decoder.decode());
+      await scanner.write(decoder.decode());
     } catch (error) {
       return { kind: 'failed', reason: message(error), finalSourceUrl, httpStatus };
+    }
+    const scan = scanner.end();
+    if (scan.truncated && scan.match === null) {
+      // Not read to the end: the link may be further on, so this is no answer, like a page over the limit.
+      const reason = `the page nests more than ${MAX_OPEN_ELEMENTS} elements and was not read past that point`;
+      return { kind: 'failed', reason, finalSourceUrl, httpStatus };
     }
     return {
       kind: 'response',
       finalSourceUrl,
       httpStatus,
-      scan: scanner.end(),
+      scan,
       headerNofollow: headerNofollow(headers['x-robots-tag']),
     };
   }

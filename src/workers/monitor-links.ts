@@ -1,10 +1,11 @@
 /**
  * Finding a backlink on a page (decisions.md §13 "Finding the link"): the URL normalisation that
  * decides whether an href is the backlink's `targetUrl`, and a streaming scan of an HTML body
- * (htmlparser2) that reports the first matching `<a href>` / `<area href>` in document order, its
- * anchor text and `rel`, and whether the page's robots directives say `nofollow`.
+ * (htmlparser2 under the bounds of `../providers/bounded-html.ts`) that reports the first
+ * matching `<a href>` / `<area href>` in document order, its anchor text and `rel`, and whether
+ * the page's robots directives say `nofollow`.
  */
-import { Parser } from 'htmlparser2';
+import { BoundedHtmlParser } from '../providers/bounded-html.js';
 
 /**
  * The form two URLs are compared in (decisions.md §13): `http` and `https` alike, host
@@ -39,6 +40,8 @@ export interface LinkScan {
   match: { observedTargetUrl: string; observedAnchor: string; rel: string[] } | null;
   /** `<meta name="robots|googlebot">` on the page says `nofollow` or `none`. */
   metaNofollow: boolean;
+  /** The page nested elements deeper than `MAX_OPEN_ELEMENTS` and was not read past that point. */
+  truncated: boolean;
 }
 
 /** `rel`-like token lists: lower-cased, deduplicated, sorted. */
@@ -80,7 +83,8 @@ export function headerNofollow(values: string | string[] | undefined): boolean {
 }
 
 /**
- * A streaming scan of one HTML page for `targetUrl`: `write` the decoded text as it arrives,
+ * A streaming scan of one HTML page for `targetUrl`: `write` the decoded text as it arrives
+ * (awaiting each write: a long piece is read in slices, with turns of the event loop between),
  * then `end()` for the result. Memory is the parser's small buffer plus the matching link's text,
  * whatever the size of the page.
  *
@@ -96,24 +100,21 @@ export class LinkScanner {
   private metaNofollow = false;
   /** While inside the matching `<a>`: its nesting depth, collected text and first image alt. */
   private capture: { depth: number; text: string[]; alt: string | null } | null = null;
-  private readonly parser: Parser;
+  private readonly parser: BoundedHtmlParser;
 
   constructor(targetUrl: string, pageUrl: string) {
     this.target = normaliseUrl(targetUrl);
     this.base = new URL(pageUrl);
-    this.parser = new Parser(
-      {
-        onopentag: (name, attributes) => this.open(name, attributes),
-        ontext: (text) => {
-          if (this.capture) this.capture.text.push(text);
-        },
-        onclosetag: (name) => {
-          if (name !== 'a' || !this.capture) return;
-          if (--this.capture.depth === 0) this.finishCapture();
-        },
+    this.parser = new BoundedHtmlParser({
+      onopentag: (name, attributes) => this.open(name, attributes),
+      ontext: (text) => {
+        if (this.capture) this.capture.text.push(text);
       },
-      { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-    );
+      onclosetag: (name) => {
+        if (name !== 'a' || !this.capture) return;
+        if (--this.capture.depth === 0) this.finishCapture();
+      },
+    });
   }
 
   private open(name: string, attributes: Record<string, string>): void {
@@ -158,22 +159,22 @@ export class LinkScanner {
     this.match!.observedAnchor = text || (capture.alt ?? '').replace(/\s+/g, ' ').trim();
   }
 
-  /** Feeds the next piece of the page's text. */
-  write(text: string): void {
-    this.parser.write(text);
+  /** Feeds the next piece of the page's text; resolves once it is read. */
+  write(text: string): Promise<void> {
+    return this.parser.write(text);
   }
 
   /** Ends the page (an unclosed matching `<a>` ends with it) and returns what was found. */
   end(): LinkScan {
     this.parser.end();
     if (this.capture) this.finishCapture();
-    return { match: this.match, metaNofollow: this.metaNofollow };
+    return { match: this.match, metaNofollow: this.metaNofollow, truncated: this.parser.truncated };
   }
 }
 
 /** Scans a whole page held in memory (tests, small pages). */
-export function scanHtml(html: string, targetUrl: string, pageUrl: string): LinkScan {
+export async function scanHtml(html: string, targetUrl: string, pageUrl: string): Promise<LinkScan> {
   const scanner = new LinkScanner(targetUrl, pageUrl);
-  scanner.write(html);
+  await scanner.write(html);
   return scanner.end();
 }

@@ -44,8 +44,8 @@ describe('normaliseUrl', () => {
 
 describe('LinkScanner', () => {
   const page = 'https://blog.test/posts/1';
-  it('reports the first match in document order, its text collapsed and its rel sorted', () => {
-    const scan = scanHtml(
+  it('reports the first match in document order, its text collapsed and its rel sorted', async () => {
+    const scan = await scanHtml(
       `<p><a href="https://other.test/">x</a> <a href="http://example.com/guide?a=1&amp;b=2#x" rel="UGC nofollow ugc">  the
         <b>best</b>   guide </a><a href="${TARGET}">second</a></p>`,
       TARGET,
@@ -58,45 +58,49 @@ describe('LinkScanner', () => {
     });
     assert.equal(scan.metaNofollow, false);
   });
-  it('resolves relative links against the page, and against <base href>', () => {
+  it('resolves relative links against the page, and against <base href>', async () => {
     assert.equal(
-      scanHtml('<a href="/target">t</a>', 'https://blog.test/target', page).match?.observedTargetUrl,
+      (await scanHtml('<a href="/target">t</a>', 'https://blog.test/target', page)).match?.observedTargetUrl,
       'https://blog.test/target',
     );
-    const based = scanHtml(
+    const based = await scanHtml(
       '<head><base href="https://example.com/guide/"></head><a href="./?a=1&b=2">t</a>',
       TARGET,
       page,
     );
     assert.equal(based.match?.observedTargetUrl, 'https://example.com/guide/?a=1&b=2');
     assert.equal(
-      scanHtml('<base href="https://elsewhere.test/"><a href="/target">t</a>', 'https://blog.test/target', page).match,
+      (await scanHtml('<base href="https://elsewhere.test/"><a href="/target">t</a>', 'https://blog.test/target', page))
+        .match,
       null,
     );
   });
-  it('takes the alt of the first image when the link has no text, else ""', () => {
+  it('takes the alt of the first image when the link has no text, else ""', async () => {
     assert.equal(
-      scanHtml(`<a href="${TARGET}"> <img src="a.png" alt=" Logo  A "><img alt="B"></a>`, TARGET, page).match
+      (await scanHtml(`<a href="${TARGET}"> <img src="a.png" alt=" Logo  A "><img alt="B"></a>`, TARGET, page)).match
         ?.observedAnchor,
       'Logo A',
     );
-    assert.equal(scanHtml(`<a href="${TARGET}"><img src="a.png"></a>`, TARGET, page).match?.observedAnchor, '');
-    assert.equal(scanHtml(`<map><area href="${TARGET}" alt="x"></map>`, TARGET, page).match?.observedAnchor, '');
+    assert.equal((await scanHtml(`<a href="${TARGET}"><img src="a.png"></a>`, TARGET, page)).match?.observedAnchor, '');
+    assert.equal(
+      (await scanHtml(`<map><area href="${TARGET}" alt="x"></map>`, TARGET, page)).match?.observedAnchor,
+      '',
+    );
   });
-  it('reads meta robots and googlebot nofollow/none anywhere on the page', () => {
+  it('reads meta robots and googlebot nofollow/none anywhere on the page', async () => {
     for (const meta of ['<meta name="robots" content="noindex, nofollow">', '<meta name="GoogleBot" content="none">']) {
-      assert.equal(scanHtml(`<a href="${TARGET}">t</a>${meta}`, TARGET, page).metaNofollow, true, meta);
+      assert.equal((await scanHtml(`<a href="${TARGET}">t</a>${meta}`, TARGET, page)).metaNofollow, true, meta);
     }
     assert.equal(
-      scanHtml(`<meta name="robots" content="noindex"><meta name="bingbot" content="nofollow">`, TARGET, page)
+      (await scanHtml(`<meta name="robots" content="noindex"><meta name="bingbot" content="nofollow">`, TARGET, page))
         .metaNofollow,
       false,
     );
   });
-  it('finds a link split across written pieces', () => {
+  it('finds a link split across written pieces', async () => {
     const html = `<html><body>${'x'.repeat(1000)}<a href="${TARGET}">anchor</a></body></html>`;
     const scanner = new LinkScanner(TARGET, page);
-    for (let i = 0; i < html.length; i += 7) scanner.write(html.slice(i, i + 7));
+    for (let i = 0; i < html.length; i += 7) await scanner.write(html.slice(i, i + 7));
     assert.equal(scanner.end().match?.observedAnchor, 'anchor');
   });
 });

@@ -319,11 +319,11 @@ describe('contact finders', () => {
     ...extra,
   });
 
-  it('extracts mailto links, JSON-LD and visible text, not scripts', () => {
+  it('extracts mailto links, JSON-LD and visible text, not scripts', async () => {
     const html = `<html><head><script type="application/ld+json">{"@context":"https://schema.org","@type":"Person","name":"Eve Editor","jobTitle":"Editor","email":"mailto:eve@hikingblog.example"}</script></head>
       <body><a href="mailto:desk@hikingblog.example?subject=Hi">Write</a><p>Or ping pat&#64;hikingblog.example.</p>
       <script>var x = "hidden@hikingblog.example";</script><img src="logo@2x.png"></body></html>`;
-    const found = extractFromHtml(html, 'https://hikingblog.example/contact');
+    const found = await extractFromHtml(html, 'https://hikingblog.example/contact');
     const byEmail = Object.fromEntries(found.map((c) => [c.email, c]));
     assert.equal(byEmail['desk@hikingblog.example']?.sourceReference, 'mailto');
     assert.equal(byEmail['eve@hikingblog.example']?.fullName, 'Eve Editor');

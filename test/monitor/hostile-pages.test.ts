@@ -1,0 +1,74 @@
+/**
+ * The backlink monitor on pages written to hurt it (issue #19): a page of deeply nested unclosed
+ * tags is read in time linear in its size (the parser's cost per tag grows with the nesting, so
+ * the reading stops past 512 open elements and the check says so), and a long page is read in
+ * slices with turns of the event loop between them.
+ *
+ * The time bound is wide: a loaded 2-core machine takes well under a tenth of it, and reading
+ * 1 MiB of unclosed `<div>` without the nesting bound took 13.8 s on a quiet one.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { LinkScanner } from '../../src/workers/monitor-links.js';
+import { monitorFixture, TARGET, type MonitorFixture } from './helpers.js';
+import { html, startTestSite, type TestSite } from './site.js';
+
+const MIB = 1024 * 1024;
+/** Longest a pass over the hostile pages may take, ms. */
+const PASS_BOUND_MS = 5000;
+const link = `<a href="${TARGET}">the guide</a>`;
+
+describe('backlink monitor: deeply nested pages', () => {
+  let site: TestSite;
+  let f: MonitorFixture;
+  let A: string;
+
+  before(async () => {
+    site = await startTestSite(['127.0.0.2']);
+    A = site.origins[0]!;
+    site.route(`${A}/nested`, html('<div>'.repeat(MIB / 5) + link));
+    site.route(`${A}/nested-after-link`, html(`<p>${link}</p>${'<span>'.repeat(MIB / 6)}`));
+    f = await monitorFixture(
+      [
+        { id: 'bl_nested', sourceUrl: `${A}/nested` },
+        { id: 'bl_nested_after', sourceUrl: `${A}/nested-after-link` },
+      ],
+      { 'monitor.maxBytes': 2 * MIB, 'monitor.respectRobotsTxt': false },
+    );
+  });
+  after(async () => {
+    await f.close();
+    await site.close();
+  });
+
+  it('reads 1 MiB of unclosed tags in linear time: an error when the link is not before the nesting bound', async () => {
+    const started = performance.now();
+    const summary = await f.pass();
+    const ms = performance.now() - started;
+    assert.ok(ms < PASS_BOUND_MS, `the pass took ${Math.round(ms)} ms`);
+    assert.equal(summary.checked, 2);
+    const nested = f.checks('bl_nested')[0]!;
+    assert.equal(nested.status, 'error');
+    assert.equal(nested.http_status, 200);
+    assert.equal(nested.target_found, 0);
+    const after = f.checks('bl_nested_after')[0]!;
+    assert.equal(after.status, 'live', 'a link before the bound is found');
+    assert.equal(after.observed_anchor, 'the guide');
+  });
+
+  it('reads a long piece in slices: the event loop turns many times while 1 MiB is scanned', async () => {
+    const scanner = new LinkScanner(TARGET, `${A}/long`);
+    let turns = 0;
+    let reading = true;
+    const tick = () => {
+      turns++;
+      if (reading) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await scanner.write(`${'<p>Lorem ipsum dolor sit amet.</p>\n'.repeat(MIB / 35)}${link}`);
+    reading = false;
+    assert.equal(scanner.end().match?.observedAnchor, 'the guide');
+    // 1 MiB in slices of 16 KiB: 64 slices.
+    assert.ok(turns >= 32, `the event loop turned ${turns} times`);
+  });
+});
