@@ -57,7 +57,8 @@ const api = async (method: string, path: string, body?: unknown, headers: Record
     method,
     headers: {
       authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      // The admin API refuses a state-changing call without a JSON Content-Type, body or not.
+      ...(body === undefined && !path.startsWith('/__admin') ? {} : { 'content-type': 'application/json' }),
       ...headers,
     },
     body: body === undefined ? undefined : JSON.stringify(body),

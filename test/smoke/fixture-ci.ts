@@ -23,7 +23,8 @@ let base: string;
 /** `fetch` on the fixture: JSON in, the envelope out. */
 async function call(method: string, path: string, body?: unknown, token?: string) {
   const headers: Record<string, string> = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  // JSON on every call but a GET: the admin API refuses a state-changing call without it.
+  if (method !== 'GET') headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await fetch(base + path, {
     method,
