@@ -10,34 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
-import * as enums from '../../src/domain/enums.js';
-
-/** `table.column` → the enum list its CHECK must hold. */
-const EXPECTED: Record<string, readonly string[]> = {
-  'accounts.plan': enums.PLANS,
-  'prospects.status': enums.PROSPECT_STATUSES,
-  'contacts.status': enums.CONTACT_STATUSES,
-  'contacts.verification_status': enums.VERIFICATION_STATUSES,
-  'drafts.status': enums.DRAFT_STATUSES,
-  'threads.status': enums.THREAD_STATUSES,
-  'threads.outcome': enums.THREAD_OUTCOMES,
-  'threads.classification': enums.THREAD_CLASSIFICATIONS,
-  'thread_messages.direction': enums.MESSAGE_DIRECTIONS,
-  'thread_messages.status': enums.MESSAGE_STATUSES,
-  'email_connections.provider': enums.CONNECTION_PROVIDERS,
-  'email_connections.status': enums.CONNECTION_STATUSES,
-  'email_senders.status': enums.SENDER_STATUSES,
-  'email_senders.health_status': enums.HEALTH_STATUSES,
-  'email_senders.warmup_status': enums.WARMUP_STATUSES,
-  'discovery_jobs.type': enums.JOB_TYPES,
-  'discovery_jobs.status': enums.JOB_STATUSES,
-  'discovery_queries.status': enums.QUERY_STATUSES,
-  'leads.tier': enums.LEAD_TIERS,
-  'leads.lead_type': enums.LEAD_TYPES,
-  'leads.stage': enums.LEAD_STAGES,
-  'backlinks.status': enums.BACKLINK_STATUSES,
-  'idempotency_keys.state': enums.IDEMPOTENCY_STATES,
-};
+import { ENUM_CHECKS as EXPECTED } from '../helpers/check-lists.js';
 
 /** Every `column IN ('a', 'b', …)` of every table's CREATE statement, as `table.column` → values. */
 function checkLists(store: Store): Map<string, string[]> {
