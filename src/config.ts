@@ -105,6 +105,11 @@ export const ConfigSchema = z.strictObject({
       port: port.default(587),
       /** true: TLS from the start (port 465); false: STARTTLS when offered. */
       secure: bool.default(false),
+      /**
+       * With `secure` false: true makes STARTTLS a must, so nothing (credentials included) is sent
+       * before the connection is encrypted. Unset: true when a user or a password is set.
+       */
+      requireTLS: bool.optional(),
       user: z.string().default(''),
       passwordEnv: z.string().default('OUTREACH_API_SMTP_PASSWORD_VALUE'),
       timeoutMs: ms.default(15000),

@@ -21,18 +21,29 @@ export function createLogTransport(logger: Logger): MailTransport {
 /**
  * Delivers through one SMTP relay (`smtp.host`, `port`, `secure`; STARTTLS when offered and not
  * `secure`), authenticating as `smtp.user` with the password in the environment variable named
- * by `smtp.passwordEnv` when a user is set. A 5xx reply is permanent (not retried); everything
- * else (connection refused, timeouts, 4xx) is retryable.
+ * by `smtp.passwordEnv` when a user is set.
+ *
+ * With `smtp.requireTLS` (unset: true when a user or a password is set) the connection must be
+ * upgraded with STARTTLS before anything else is sent: a relay that offers no STARTTLS (or
+ * someone on the path who strips it) gets no `AUTH`, no password and no message, and the send
+ * fails with a `ProviderError` that says so (retryable: the outbox tries again, then marks the
+ * message failed). A local relay without authentication keeps working without TLS.
+ *
+ * A 5xx reply is permanent (not retried); everything else (connection refused, timeouts, 4xx,
+ * no TLS) is retryable.
  */
 export function createSmtpTransport(
   options: Config['smtp'],
   env: Record<string, string | undefined> = process.env,
 ): MailTransport {
+  const password = env[options.passwordEnv] ?? '';
+  const requireTLS = options.requireTLS ?? (options.user !== '' || password !== '');
   const transporter = nodemailer.createTransport({
     host: options.host,
     port: options.port,
     secure: options.secure,
-    auth: options.user ? { user: options.user, pass: env[options.passwordEnv] ?? '' } : undefined,
+    requireTLS,
+    auth: options.user ? { user: options.user, pass: password } : undefined,
     connectionTimeout: options.timeoutMs,
     greetingTimeout: options.timeoutMs,
     socketTimeout: options.timeoutMs,
@@ -52,6 +63,12 @@ export function createSmtpTransport(
         });
       } catch (error) {
         const { responseCode, response, code } = error as { responseCode?: number; response?: string; code?: string };
+        if (code === 'ETLS' && requireTLS && !options.secure) {
+          const why = (response ?? (error as Error).message).replace(/\s+/g, ' ').slice(0, 200);
+          throw new ProviderError(
+            `SMTP: the relay ${options.host}:${options.port} did not switch to TLS (STARTTLS: ${why}); smtp.requireTLS is on, so nothing was sent, credentials included`,
+          );
+        }
         const permanent = typeof responseCode === 'number' && responseCode >= 500 && responseCode < 600;
         const detail = responseCode ? (response ?? String(responseCode)) : (code ?? 'connection failure');
         throw new ProviderError(`SMTP: ${detail.replace(/\s+/g, ' ').slice(0, 200)}`, !permanent);
