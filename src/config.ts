@@ -101,7 +101,8 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   smtp: z
     .strictObject({
-      host: z.string().default('127.0.0.1'),
+      /** The relay's host name or address. No default: `mail: smtp` without it stops the start. */
+      host: z.string().default(''),
       port: port.default(587),
       /** true: TLS from the start (port 465); false: STARTTLS when offered. */
       secure: bool.default(false),
@@ -331,8 +332,8 @@ export function loadConfig(
  * Checks that every provider the configuration chooses has the settings it needs
  * (decisions.md §15), reading the secrets' environment variables the configuration names:
  * - `providers.generator: openai`: the variable named by `openai.apiKeyEnv` is set;
- * - `providers.mail: smtp`: `smtp.host` is set, and with `smtp.user` the variable named by
- *   `smtp.passwordEnv` (a relay without authentication needs no user);
+ * - `providers.mail: smtp`: `smtp.host` is set (it has no default), and with `smtp.user` the
+ *   variable named by `smtp.passwordEnv` (a relay without authentication needs no user);
  * - `providers.verifier: http`: `verifier.httpUrl` and the variable named by `verifier.httpApiKeyEnv`.
  * @throws ConfigError naming every missing key or variable.
  */
@@ -345,7 +346,7 @@ export function requireProviderSettings(config: Config, env: Record<string, stri
   const { providers } = config;
   if (providers.generator === 'openai') variable(config.openai.apiKeyEnv, 'openai.apiKeyEnv');
   if (providers.mail === 'smtp') {
-    if (!config.smtp.host) missing.push('smtp.host is empty');
+    if (!config.smtp.host) missing.push('smtp.host is not set (it has no default)');
     if (config.smtp.user) variable(config.smtp.passwordEnv, 'smtp.passwordEnv');
   }
   if (providers.verifier === 'http') {

@@ -62,6 +62,12 @@ describe('outreach-api CLI', () => {
       badBool.stderr,
       /OUTREACH_API_CRAWL_ALLOW_PRIVATE_NETWORKS \(crawl\.allowPrivateNetworks\): must be true, false, 1 or 0/,
     );
+    // A config file choosing SMTP without its relay (issue #21 item 2): smtp.host has no default.
+    const smtpFile = join(dir, 'smtp-without-host.json');
+    writeFileSync(smtpFile, JSON.stringify({ providers: { mail: 'smtp' } }));
+    const noHost = await cli(['--db', never, '--config', smtpFile, 'serve', '--port', '0']);
+    assert.equal(noHost.code, 1);
+    assert.match(noHost.stderr, /mail: smtp.*smtp\.host is not set/);
     assert.equal(existsSync(never), false);
   });
 

@@ -19,7 +19,7 @@ describe('config', () => {
 
   it('reads the example file, then lets environment variables and flags override it', () => {
     const fromFile = loadConfig('config.example.json', {});
-    assert.equal(fromFile.smtp.host, 'smtp.example.com');
+    assert.equal(fromFile.smtp.host, '', 'smtp.host has no default');
     const config = loadConfig(
       'config.example.json',
       {
@@ -216,16 +216,20 @@ describe('config', () => {
     );
     refuses({ 'providers.generator': 'openai', 'openai.apiKeyEnv': 'MY_KEY' }, { OPENAI_API_KEY: 'sk' }, /MY_KEY/);
     requireProviderSettings(config({ 'providers.generator': 'openai' }), { OPENAI_API_KEY: 'sk' });
-    refuses({ 'providers.mail': 'smtp', 'smtp.host': '' }, {}, /smtp\.host is empty/);
+    // smtp.host has no default (issue #21 item 2): mail: smtp alone names it.
+    assert.equal(config({}).smtp.host, '');
+    refuses({ 'providers.mail': 'smtp' }, {}, /mail: smtp.*smtp\.host is not set/);
+    refuses({ 'providers.mail': 'smtp', 'smtp.host': '' }, {}, /mail: smtp.*smtp\.host is not set/);
     refuses(
       { 'providers.mail': 'smtp', 'smtp.user': 'me' },
       {},
       /OUTREACH_API_SMTP_PASSWORD_VALUE \(named by smtp\.passwordEnv\)/,
     );
-    requireProviderSettings(config({ 'providers.mail': 'smtp', 'smtp.user': 'me' }), {
+    requireProviderSettings(config({ 'providers.mail': 'smtp', 'smtp.host': 'relay.test', 'smtp.user': 'me' }), {
       OUTREACH_API_SMTP_PASSWORD_VALUE: 'pw',
     });
-    requireProviderSettings(config({ 'providers.mail': 'smtp' }), {}); // a relay without authentication
+    // a relay without authentication
+    requireProviderSettings(config({ 'providers.mail': 'smtp', 'smtp.host': 'relay.test' }), {});
     refuses(
       { 'providers.verifier': 'http' },
       {},

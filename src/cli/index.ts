@@ -115,7 +115,9 @@ export function buildCli(io: CliIo = processIo()): Command {
     .addHelpText(
       'after',
       `\nEvery configuration key also has an environment variable, e.g. ${envOf('server.shutdownGraceMs')}, ` +
-        `${envOf('log.level')}, ${envOf('metrics.enabled')} (see config.example.json and docs/configuration.md).`,
+        `${envOf('log.level')}, ${envOf('metrics.enabled')} (see config.example.json and docs/configuration.md).\n` +
+        `A provider that needs settings stops the start without them: providers.mail smtp needs smtp.host ` +
+        `(${envOf('smtp.host')}; no default).`,
     )
     .action(
       async (

@@ -35,5 +35,6 @@ describe('CLI help', () => {
     const help = res.stdout.replace(/\s+/g, ' ');
     for (const name of ['OUTREACH_API_SERVER_HOST', 'OUTREACH_API_SERVER_PORT', 'OUTREACH_API_DB'])
       assert.ok(help.includes(name), `${name} in serve --help`);
+    assert.match(help, /providers\.mail smtp needs smtp\.host \(OUTREACH_API_SMTP_HOST; no default\)/);
   });
 });
