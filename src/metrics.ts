@@ -30,7 +30,7 @@ export interface Metrics {
 
 export interface MetricsSources {
   /** Outbound reply messages by status (`queued`, `sent`, `failed`), read at each scrape. */
-  outboxMessagesByStatus?: () => Record<string, number>;
+  outboxMessagesByStatus?: () => Promise<Record<string, number>>;
 }
 
 /** HTTP methods kept as label values; anything else is counted as `OTHER`. */
@@ -93,9 +93,10 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       help: 'Outbound reply messages in the outbox, by status (queued, sent, failed).',
       labelNames: ['status'],
       registers,
-      collect() {
+      async collect() {
+        const counts = await outboxMessagesByStatus();
         this.reset();
-        for (const [status, count] of Object.entries(outboxMessagesByStatus())) this.set({ status }, count);
+        for (const [status, count] of Object.entries(counts)) this.set({ status }, count);
       },
     });
   }

@@ -75,16 +75,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log);
   const store = options.store ?? (await openStore(config.db.path, { synchronous: config.db.synchronous }));
-  migrate(store);
+  await migrate(store);
   // WAL checkpoints in a worker thread, never inside a request's commit.
   const checkpointer = startBackgroundCheckpoints(store, { logger });
   // After migrate and any import: the data now is what a reset restores.
   const fixture = config.fixture.enabled
-    ? createFixture({ config, store, clock: options.clock ?? systemClock })
+    ? await createFixture({ config, store, clock: options.clock ?? systemClock })
     : undefined;
   const clock = fixture?.clock ?? options.clock ?? systemClock;
   const metrics = config.metrics.enabled
-    ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store) })
+    ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store.db) })
     : undefined;
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };
   if (fixture) providers.mail = fixture.captureMail(providers.mail);
@@ -104,7 +104,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     notify: (name) => workers[name].wake(),
   });
   // Before the first request: recovery of interrupted work must not touch a new request's.
-  workers.start();
+  await workers.start();
   // Deno.serve under Deno, @hono/node-server under Node: the same app either way.
   const server: Listener = await listen(app.app.fetch, config.server.host, config.server.port, logger).catch(
     async (error: unknown) => {

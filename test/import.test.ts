@@ -51,11 +51,11 @@ describe('import', () => {
   const row = (sql: string, ...params: unknown[]) => store.sqlite.prepare(sql).get(...params) as Record<string, any>;
 
   /** Runs `fn`, expects an ImportError, and checks that the database did not change. */
-  function refused(fn: () => unknown): ImportError {
+  async function refused(fn: () => Promise<unknown>): Promise<ImportError> {
     const before = counts();
     let caught: unknown;
     try {
-      fn();
+      await fn();
     } catch (error) {
       caught = error;
     }
@@ -70,7 +70,7 @@ describe('import', () => {
   beforeEach(async () => {
     await store?.close();
     store = await openStore(join(dir, `import-${++n}.db`));
-    migrate(store);
+    await migrate(store);
   });
   after(async () => {
     await store?.close();
@@ -78,9 +78,9 @@ describe('import', () => {
   });
 
   describe('the small fixture', () => {
-    it('imports, with one count per collection and per child collection', () => {
+    it('imports, with one count per collection and per child collection', async () => {
       const doc = small();
-      const summary = importFile(store, SMALL, { nowIso: NOW });
+      const summary = await importFile(store, SMALL, { nowIso: NOW });
       for (const [name, records] of Object.entries(doc)) assert.equal(summary.counts[name], records.length, name);
       assert.equal(
         summary.counts.backlinkChecks,
@@ -102,8 +102,8 @@ describe('import', () => {
       assert.equal(c.api_tokens, 0, 'the fixture declares no tokens');
     });
 
-    it('fills the parent columns from the parent chain', () => {
-      importFile(store, SMALL, { nowIso: NOW });
+    it('fills the parent columns from the parent chain', async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
       assert.deepEqual(
         { ...row("SELECT site_id, project_id FROM contacts WHERE id = 'ct_a1_1'") },
         { site_id: 'site_a1', project_id: 'prj_a1' },
@@ -127,8 +127,8 @@ describe('import', () => {
       assert.equal(row("SELECT project_id FROM email_senders WHERE id = 'snd_a1_1'").project_id, 'prj_a1');
     });
 
-    it('stores date-times in UTC with milliseconds, booleans as 0/1, arrays and objects as JSON', () => {
-      importFile(store, SMALL, { nowIso: NOW });
+    it('stores date-times in UTC with milliseconds, booleans as 0/1, arrays and objects as JSON', async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
       // "2026-03-07T15:00:00+01:00" in the document.
       assert.equal(row("SELECT sent_at FROM thread_messages WHERE id = 'tm_a1_2'").sent_at, '2026-03-07T14:00:00.000Z');
       assert.equal(
@@ -152,8 +152,8 @@ describe('import', () => {
       );
     });
 
-    it('gives left-out fields null, empty or their default, and counts thread messages when counts are left out', () => {
-      importFile(store, SMALL, { nowIso: NOW });
+    it('gives left-out fields null, empty or their default, and counts thread messages when counts are left out', async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
       const prospect = row("SELECT * FROM prospects WHERE id = 'prs_b1_1'");
       assert.equal(prospect.title, "A beginner's guide to gravel riding");
       assert.equal(prospect.description, null);
@@ -180,16 +180,16 @@ describe('import', () => {
       assert.deepEqual({ ...message }, { status: 'sent', attempts: 0, next_attempt_at: null });
     });
 
-    it('keeps the text of a redacted lead in the store (the API hides it) and the dismissed flag', () => {
-      importFile(store, SMALL, { nowIso: NOW });
+    it('keeps the text of a redacted lead in the store (the API hides it) and the dismissed flag', async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
       const lead = row("SELECT title, body, evidence_quote, redacted FROM leads WHERE id = 'ld_a1_3'");
       assert.equal(lead.redacted, 1);
       assert.ok(lead.title && lead.body && lead.evidence_quote);
       assert.equal(row("SELECT dismissed FROM leads WHERE id = 'ld_a1_4'").dismissed, 1);
     });
 
-    it('defaults createdAt/updatedAt to each other, then to the import time', () => {
-      importDocument(
+    it('defaults createdAt/updatedAt to each other, then to the import time', async () => {
+      await importDocument(
         store,
         {
           accounts: [{ id: 'acct_x', email: 'x@x.test', name: 'X', plan: 'free' }],
@@ -208,9 +208,9 @@ describe('import', () => {
       );
     });
 
-    it('takes parents from the database when the document does not have them', () => {
-      importFile(store, SMALL, { nowIso: NOW });
-      const summary = importDocument(store, {
+    it('takes parents from the database when the document does not have them', async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
+      const summary = await importDocument(store, {
         backlinks: [
           {
             id: 'bl_new',
@@ -240,19 +240,19 @@ describe('import', () => {
   });
 
   describe('re-import', () => {
-    it('is idempotent: the same document twice leaves the same rows', () => {
-      importFile(store, SMALL, { nowIso: NOW });
+    it('is idempotent: the same document twice leaves the same rows', async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
       const once = counts();
       const dump = () => store.sqlite.prepare('SELECT * FROM backlink_checks ORDER BY id').all();
       const checks = dump();
-      importFile(store, SMALL, { nowIso: NOW });
+      await importFile(store, SMALL, { nowIso: NOW });
       assert.deepEqual(counts(), once);
       assert.deepEqual(dump(), checks);
       assert.equal((store.sqlite.prepare('SELECT count(*) AS n FROM leads_fts').get() as { n: number }).n, once.leads);
     });
 
-    it('replaces a record and its checks, messages and queries with the document’s', () => {
-      importFile(store, SMALL, { nowIso: NOW });
+    it('replaces a record and its checks, messages and queries with the document’s', async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
       const doc = small();
       const bl = doc.backlinks!.find((b) => b.id === 'bl_a1_1')!;
       bl.status = 'lost';
@@ -263,7 +263,7 @@ describe('import', () => {
       job.queries = [];
       const draft = doc.drafts!.find((d) => d.id === 'drf_a1_1')!;
       draft.message = { ...draft.message, id: 'dmsg_a1_1_v2', subject: 'A new subject' };
-      importDocument(store, { backlinks: [bl], threads: [thread], discoveryJobs: [job], drafts: [draft] });
+      await importDocument(store, { backlinks: [bl], threads: [thread], discoveryJobs: [job], drafts: [draft] });
       assert.equal(row("SELECT status FROM backlinks WHERE id = 'bl_a1_1'").status, 'lost');
       assert.deepEqual(store.sqlite.prepare("SELECT id FROM backlink_checks WHERE backlink_id = 'bl_a1_1'").all(), [
         { id: 'chk_a1_1' },
@@ -279,11 +279,11 @@ describe('import', () => {
       assert.equal(row("SELECT message_id FROM drafts WHERE id = 'drf_a1_1'").message_id, 'dmsg_a1_1_v2');
     });
 
-    it('replaces a parent in place, without deleting the records below it', () => {
-      importFile(store, SMALL, { nowIso: NOW });
+    it('replaces a parent in place, without deleting the records below it', async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
       const before = counts();
       const doc = small();
-      importDocument(store, {
+      await importDocument(store, {
         accounts: doc.accounts!.map((a) => ({ ...a, name: `${a.name} (renamed)` })),
         projects: doc.projects,
         sites: doc.sites!.map((s) => ({ ...s, name: `${s.name} (renamed)` })),
@@ -300,8 +300,8 @@ describe('import', () => {
   });
 
   describe('refusals', () => {
-    beforeEach(() => {
-      importFile(store, SMALL, { nowIso: NOW });
+    beforeEach(async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
     });
 
     /** The small fixture plus a new account first, so a refusal must also undo earlier writes. */
@@ -312,11 +312,11 @@ describe('import', () => {
       return doc;
     };
 
-    it('a bad enum value deep in the document', () => {
+    it('a bad enum value deep in the document', async () => {
       const doc = withBad((d) => {
         d.discoveryJobs![0]!.queries[2].status = 'exploded';
       });
-      const error = refused(() => importDocument(store, doc));
+      const error = await refused(() => importDocument(store, doc));
       assert.equal(error.collection, 'discoveryJobs');
       assert.equal(error.index, 0);
       assert.equal(error.id, 'job_a1_1');
@@ -328,60 +328,60 @@ describe('import', () => {
       assert.equal(row("SELECT count(*) AS n FROM accounts WHERE id = 'acct_new'").n, 0);
     });
 
-    it('a bad backlink status, named as the contract example', () => {
+    it('a bad backlink status, named as the contract example', async () => {
       const doc = withBad((d) => {
         d.backlinks![3]!.status = 'gone';
       });
-      const error = refused(() => importDocument(store, doc));
+      const error = await refused(() => importDocument(store, doc));
       assert.match(
         error.message,
         /^backlinks\[3\] \(id "bl_a1_4"\): status: Invalid option: expected one of "pending"\|"live"/,
       );
     });
 
-    it('a missing parent', () => {
+    it('a missing parent', async () => {
       const doc = withBad((d) => {
         d.leads![2]!.siteId = 'site_nope';
       });
-      const error = refused(() => importDocument(store, doc));
+      const error = await refused(() => importDocument(store, doc));
       assert.deepEqual([error.collection, error.index, error.id, error.field], ['leads', 2, 'ld_a1_3', 'siteId']);
       assert.match(error.message, /no site with id "site_nope"/);
     });
 
-    it('a cross-account chain: a draft of site_a1 for a prospect of site_b1', () => {
+    it('a cross-account chain: a draft of site_a1 for a prospect of site_b1', async () => {
       const doc = withBad((d) => {
         Object.assign(d.drafts![1]!, { prospectId: 'prs_b1_1', contactId: 'ct_b1_1' });
       });
-      const error = refused(() => importDocument(store, doc));
+      const error = await refused(() => importDocument(store, doc));
       assert.deepEqual([error.collection, error.index, error.id, error.field], ['drafts', 1, 'drf_a1_2', 'prospectId']);
       assert.match(error.message, /prospect "prs_b1_1" belongs to site "site_b1", not to site "site_a1"/);
     });
 
-    it('a thread whose contact is of another prospect', () => {
+    it('a thread whose contact is of another prospect', async () => {
       const doc = withBad((d) => {
         d.threads![0]!.contactId = 'ct_a1_3';
       });
-      const error = refused(() => importDocument(store, doc));
+      const error = await refused(() => importDocument(store, doc));
       assert.deepEqual([error.collection, error.index, error.field], ['threads', 0, 'contactId']);
     });
 
-    it("a sender on another site's connection", () => {
+    it("a sender on another site's connection", async () => {
       const doc = withBad((d) => {
         d.emailSenders![2]!.connectionId = 'conn_a1_1';
       });
-      const error = refused(() => importDocument(store, doc));
+      const error = await refused(() => importDocument(store, doc));
       assert.deepEqual(
         [error.collection, error.index, error.id, error.field],
         ['emailSenders', 2, 'snd_b1_1', 'connectionId'],
       );
     });
 
-    it('a bad date-time, and one without an offset', () => {
+    it('a bad date-time, and one without an offset', async () => {
       for (const value of ['2026-02-30T10:00:00Z', 'yesterday', '2026-03-01T10:00:00']) {
         const doc = withBad((d) => {
           d.backlinks![0]!.checks[1].checkedAt = value;
         });
-        const error = refused(() => importDocument(store, doc));
+        const error = await refused(() => importDocument(store, doc));
         assert.deepEqual(
           [error.collection, error.index, error.id, error.field],
           ['backlinks', 0, 'bl_a1_1', 'checks[1].checkedAt'],
@@ -391,15 +391,15 @@ describe('import', () => {
       }
     });
 
-    it('a bad email, in a field and in a list', () => {
-      let error = refused(() =>
+    it('a bad email, in a field and in a list', async () => {
+      let error = await refused(() =>
         importDocument(
           store,
           withBad((d) => void (d.contacts![1]!.email = 'not-an-email')),
         ),
       );
       assert.deepEqual([error.collection, error.index, error.id, error.field], ['contacts', 1, 'ct_a1_2', 'email']);
-      error = refused(() =>
+      error = await refused(() =>
         importDocument(
           store,
           withBad((d) => void (d.threads![0]!.messages[1].ccEmails = ['ok@x.test', 'nope'])),
@@ -409,8 +409,8 @@ describe('import', () => {
       assert.match(error.message, /must be an email address/);
     });
 
-    it('a URL that is not http(s)', () => {
-      const error = refused(() =>
+    it('a URL that is not http(s)', async () => {
+      const error = await refused(() =>
         importDocument(
           store,
           withBad((d) => void (d.leads![0]!.permalink = 'javascript:alert(1)')),
@@ -419,15 +419,15 @@ describe('import', () => {
       assert.deepEqual([error.collection, error.field], ['leads', 'permalink']);
     });
 
-    it('a missing required field, and a record that is not an object', () => {
-      let error = refused(() =>
+    it('a missing required field, and a record that is not an object', async () => {
+      let error = await refused(() =>
         importDocument(
           store,
           withBad((d) => void delete d.backlinks![1]!.sourceUrl),
         ),
       );
       assert.equal(error.message, 'backlinks[1] (id "bl_a1_2"): sourceUrl: is required');
-      error = refused(() =>
+      error = await refused(() =>
         importDocument(
           store,
           withBad((d) => void d.keywords!.push('kw' as never)),
@@ -436,21 +436,21 @@ describe('import', () => {
       assert.deepEqual([error.collection, error.index, error.id, error.field], ['keywords', 3, null, null]);
     });
 
-    it('an unknown top-level key, a collection that is not an array, a document that is not an object', () => {
-      let error = refused(() => importDocument(store, { ...small(), backlink: [] }));
+    it('an unknown top-level key, a collection that is not an array, a document that is not an object', async () => {
+      let error = await refused(() => importDocument(store, { ...small(), backlink: [] }));
       assert.match(error.message, /unknown collection "backlink"; known: accounts, tokens/);
-      error = refused(() => importDocument(store, { leads: {} }));
+      error = await refused(() => importDocument(store, { leads: {} }));
       assert.equal(error.message, 'leads: must be an array of records');
-      refused(() => importDocument(store, []));
-      refused(() => importDocument(store, null));
+      await refused(() => importDocument(store, []));
+      await refused(() => importDocument(store, null));
     });
 
-    it('an unreadable or non-JSON file', () => {
-      const missing = refused(() => importFile(store, join(dir, 'missing.json')));
+    it('an unreadable or non-JSON file', async () => {
+      const missing = await refused(() => importFile(store, join(dir, 'missing.json')));
       assert.match(missing.message, /cannot read .*missing\.json/);
       const bad = join(dir, 'bad.json');
       writeFileSync(bad, '{ "accounts": [');
-      assert.match(refused(() => importFile(store, bad)).message, /bad\.json is not valid JSON/);
+      assert.match((await refused(() => importFile(store, bad))).message, /bad\.json is not valid JSON/);
     });
   });
 
@@ -463,14 +463,14 @@ describe('import', () => {
       ...extra,
     });
 
-    beforeEach(() => {
-      importFile(store, SMALL, { nowIso: NOW });
+    beforeEach(async () => {
+      await importFile(store, SMALL, { nowIso: NOW });
     });
 
-    it('stores only the hash of a declared token, and a re-import does not duplicate it', () => {
+    it('stores only the hash of a declared token, and a re-import does not duplicate it', async () => {
       const doc = { tokens: [token(1, { expiresAt: '2027-01-01T00:00:00+01:00' })] };
-      importDocument(store, doc, { nowIso: NOW });
-      importDocument(store, doc, { nowIso: NOW });
+      await importDocument(store, doc, { nowIso: NOW });
+      await importDocument(store, doc, { nowIso: NOW });
       const rows = store.sqlite.prepare('SELECT * FROM api_tokens').all() as Record<string, unknown>[];
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.token_hash, hashToken(token(1).token));
@@ -479,14 +479,14 @@ describe('import', () => {
       assert.ok(!JSON.stringify(rows).includes(token(1).token), 'the raw token is not stored');
     });
 
-    it('refuses the 11th active token of an account, and counts neither revoked nor expired ones', () => {
+    it('refuses the 11th active token of an account, and counts neither revoked nor expired ones', async () => {
       const ten = Array.from({ length: 10 }, (_, i) => token(i));
       const inactive = [
         token(20, { revokedAt: '2026-10-01T00:00:00Z' }),
         token(21, { expiresAt: '2026-10-01T00:00:00Z' }),
       ];
-      importDocument(store, { tokens: [...ten, ...inactive] }, { nowIso: NOW });
-      const error = refused(() =>
+      await importDocument(store, { tokens: [...ten, ...inactive] }, { nowIso: NOW });
+      const error = await refused(() =>
         importDocument(
           store,
           { accounts: [{ id: 'acct_new', email: 'n@n.test', name: 'N', plan: 'free' }], tokens: [token(10)] },
@@ -498,19 +498,19 @@ describe('import', () => {
       assert.match(error.message, /^tokens\[0\]: account acct_a already has 10 active tokens/);
     });
 
-    it('refuses the 11th active token within one document', () => {
-      const error = refused(() =>
+    it('refuses the 11th active token within one document', async () => {
+      const error = await refused(() =>
         importDocument(store, { tokens: Array.from({ length: 11 }, (_, i) => token(i)) }, { nowIso: NOW }),
       );
       assert.equal(error.index, 10);
     });
 
-    it('refuses a short token, an unknown scope and an unknown account', () => {
-      let error = refused(() => importDocument(store, { tokens: [token(1, { token: 'short' })] }));
+    it('refuses a short token, an unknown scope and an unknown account', async () => {
+      let error = await refused(() => importDocument(store, { tokens: [token(1, { token: 'short' })] }));
       assert.deepEqual([error.field, error.message], ['token', 'tokens[0]: token: must be at least 32 characters']);
-      error = refused(() => importDocument(store, { tokens: [token(1, { scopes: ['everything'] })] }));
+      error = await refused(() => importDocument(store, { tokens: [token(1, { scopes: ['everything'] })] }));
       assert.equal(error.field, 'scopes[0]');
-      error = refused(() => importDocument(store, { tokens: [token(1, { accountId: 'acct_nobody' })] }));
+      error = await refused(() => importDocument(store, { tokens: [token(1, { accountId: 'acct_nobody' })] }));
       assert.equal(error.field, 'accountId');
     });
   });

@@ -58,8 +58,8 @@ describe('demo seed', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-seed-'));
     store = await openStore(join(dir, 'demo.db'));
-    migrate(store);
-    const seeded = seedDemo(store, { nowIso: NOW });
+    await migrate(store);
+    const seeded = await seedDemo(store, { nowIso: NOW });
     summary = seeded.summary.counts;
     assert.equal(seeded.token, DEMO_TOKEN);
   });
@@ -68,14 +68,14 @@ describe('demo seed', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('builds the same document, byte for byte, on every call; another seed gives another', () => {
+  it('builds the same document, byte for byte, on every call; another seed gives another', async () => {
     const first = JSON.stringify(buildDemoDocument());
     assert.equal(JSON.stringify(buildDemoDocument()), first);
     assert.notEqual(JSON.stringify(buildDemoDocument(7)), first);
     assert.equal(JSON.stringify(buildDemoDocument(7)), JSON.stringify(buildDemoDocument(7)));
   });
 
-  it('builds exactly the published demo data: ids, tokens and counts are a fixture contract (checksum pinned)', () => {
+  it('builds exactly the published demo data: ids, tokens and counts are a fixture contract (checksum pinned)', async () => {
     // Other projects build their CI on these records: a deliberate change updates the pins below.
     const sha256 = createHash('sha256').update(JSON.stringify(buildDemoDocument())).digest('hex');
     assert.equal(sha256, 'f6d7e604d0ebe456518f9893c39b0ad5778828ff8686cba5f81643c42ba1e5a2');
@@ -102,7 +102,7 @@ describe('demo seed', () => {
     });
   });
 
-  it('imports every collection', () => {
+  it('imports every collection', async () => {
     const doc = buildDemoDocument();
     for (const [name, records] of Object.entries(doc)) assert.equal(summary[name], (records as unknown[]).length, name);
     assert.ok(summary.backlinkChecks! > summary.backlinks!);
@@ -110,7 +110,7 @@ describe('demo seed', () => {
     assert.ok(summary.discoveryQueries! > 0);
   });
 
-  it('has the two accounts, their plans and the well-known ids', () => {
+  it('has the two accounts, their plans and the well-known ids', async () => {
     const accounts = all('SELECT id, plan, plan_expires_at FROM accounts ORDER BY id');
     assert.deepEqual(accounts, [
       { id: DEMO_ACCOUNT_ID, plan: 'pro', plan_expires_at: '2030-01-01T00:00:00.000Z' },
@@ -127,7 +127,7 @@ describe('demo seed', () => {
       assert.ok(s.n >= 2 && s.n <= 3);
   });
 
-  it('declares one all-scope token per account with its fixed raw value, stored as a hash', () => {
+  it('declares one all-scope token per account with its fixed raw value, stored as a hash', async () => {
     for (const [token, account] of [
       [DEMO_TOKEN, DEMO_ACCOUNT_ID],
       [OTHER_TOKEN, OTHER_ACCOUNT_ID],
@@ -146,7 +146,7 @@ describe('demo seed', () => {
     }
   });
 
-  it('holds the sizes the demo promises for acct_demo', () => {
+  it('holds the sizes the demo promises for acct_demo', async () => {
     const count = (table: string) => all<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${demo}`)[0]!.n;
     assert.equal(count('backlinks'), 400);
     assert.equal(count('prospects'), 153, '150 generated and 3 with magic domains');
@@ -161,7 +161,7 @@ describe('demo seed', () => {
     assert.ok(Math.min(...contacts) >= 1 && Math.max(...contacts) <= 4);
   });
 
-  it('shows every state: statuses, outcomes, classifications, tiers, stages, types and providers', () => {
+  it('shows every state: statuses, outcomes, classifications, tiers, stages, types and providers', async () => {
     const expect = (sql: string, list: readonly string[], what: string) =>
       assert.deepEqual([...values(sql)].sort(), [...list].sort(), what);
     expect(`SELECT DISTINCT status AS v FROM backlinks WHERE ${demo}`, BACKLINK_STATUSES, 'backlink status');
@@ -208,7 +208,7 @@ describe('demo seed', () => {
     ]);
   });
 
-  it('has redacted leads with their text in the store, dismissed leads, and checks with errors', () => {
+  it('has redacted leads with their text in the store, dismissed leads, and checks with errors', async () => {
     const redacted = all(`SELECT title, body, evidence_quote FROM leads WHERE redacted = 1 AND ${demo}`);
     assert.ok(redacted.length > 0);
     for (const lead of redacted) assert.ok(lead.title && lead.body && lead.evidence_quote);
@@ -221,7 +221,7 @@ describe('demo seed', () => {
     assert.ok(newest.some((c) => c.has_error === 1) && newest.some((c) => c.has_error === 0));
   });
 
-  it('gives every site with threads an active sender, and every draft and thread one prospect–contact chain', () => {
+  it('gives every site with threads an active sender, and every draft and thread one prospect–contact chain', async () => {
     assert.deepEqual(
       all(
         "SELECT id FROM threads t WHERE NOT EXISTS (SELECT 1 FROM email_senders s WHERE s.site_id = t.site_id AND s.status = 'active')",
@@ -244,7 +244,7 @@ describe('demo seed', () => {
     );
   });
 
-  it('uses reserved test domains only', () => {
+  it('uses reserved test domains only', async () => {
     const hosts = all<{ v: string }>(
       `SELECT domain AS v FROM sites UNION SELECT domain FROM prospects UNION SELECT url FROM prospects UNION SELECT source_url FROM backlinks
        UNION SELECT target_url FROM backlinks UNION SELECT permalink FROM leads UNION SELECT email FROM contacts UNION SELECT email FROM email_senders`,
@@ -252,7 +252,7 @@ describe('demo seed', () => {
     for (const host of hosts) assert.match(host, /\.(test|example)$/, host);
   });
 
-  it('seeds again without duplicating anything', () => {
+  it('seeds again without duplicating anything', async () => {
     const tables = [
       'backlinks',
       'backlink_checks',
@@ -265,7 +265,7 @@ describe('demo seed', () => {
     ];
     const count = () => tables.map((t) => all<{ n: number }>(`SELECT count(*) AS n FROM ${t}`)[0]!.n);
     const before = count();
-    seedDemo(store, { nowIso: NOW });
+    await seedDemo(store, { nowIso: NOW });
     assert.deepEqual(count(), before);
   });
 });

@@ -73,7 +73,7 @@ export function registerBacklinksCommand(
       process.once('SIGINT', interrupt);
       process.once('SIGTERM', interrupt);
       try {
-        migrate(store);
+        await migrate(store);
         const scope: BacklinkScope = {
           projectId: options.project,
           siteId: options.site,

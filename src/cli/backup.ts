@@ -35,7 +35,7 @@ export function registerBackupCommand(
       if (!existsSync(config.db.path)) throw fail(`no database at ${config.db.path}`);
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
-        const { bytes, durationMs } = backupTo(store, file);
+        const { bytes, durationMs } = await backupTo(store, file);
         io.stdout.write(
           `backed up ${config.db.path} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`,
         );

@@ -45,7 +45,7 @@ function configOf(command: Command, io: CliIo, overrides: Record<string, unknown
 async function withStore<T>(config: Config, fn: (store: Store) => T | Promise<T>): Promise<T> {
   const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
   try {
-    migrate(store);
+    await migrate(store);
     return await fn(store);
   } finally {
     await store.close();
@@ -139,26 +139,26 @@ export function buildCli(io: CliIo = processIo()): Command {
         const logger = createLogger(config.log);
         const fresh = !existsSync(config.db.path);
         const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
-        migrate(store);
+        await migrate(store);
         let demoToken: string | undefined;
         if (options.import) {
           const { importFile } = await import('../import/index.js');
-          const summary = importFile(store, options.import);
+          const summary = await importFile(store, options.import);
           logger.log('info', 'imported', { counts: summary.counts });
         }
         if (options.demo) {
           const { DEMO_TOKEN, seedDemo } = await import('../seed/demo.js');
-          const empty = !accountExists(store);
+          const empty = !(await accountExists(store.db));
           if (fresh || empty) {
-            seedDemo(store);
+            await seedDemo(store);
             print(`Created ${config.db.path} with the demo data.`);
           } else print(`Using the existing database ${config.db.path}.`);
           // Promise the demo token only where it works: present, not revoked, not expired.
-          const found = cachedTokenLookup(store)(DEMO_TOKEN);
+          const found = await cachedTokenLookup(store.db)(DEMO_TOKEN);
           if (found && !found.revoked && (found.expiresAtMs === null || found.expiresAtMs > systemClock.now()))
             demoToken = DEMO_TOKEN;
           else {
-            const accounts = listAccounts(store);
+            const accounts = await listAccounts(store.db);
             print(
               `This database is not the demo's: the demo token is not an active token here. It holds ${accounts.length} account(s)${
                 accounts.length
@@ -224,7 +224,7 @@ export function buildCli(io: CliIo = processIo()): Command {
       const config = configOf(command, io);
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
-        const applied = migrate(store);
+        const applied = await migrate(store);
         print(
           applied.length
             ? `applied migrations ${applied.join(', ')} to ${config.db.path}`
@@ -242,8 +242,8 @@ export function buildCli(io: CliIo = processIo()): Command {
     .action(async (file: string, _options: unknown, command: Command) => {
       const config = configOf(command, io);
       const { importFile } = await import('../import/index.js');
-      await withStore(config, (store) => {
-        const summary = importFile(store, file);
+      await withStore(config, async (store) => {
+        const summary = await importFile(store, file);
         print(
           `imported ${file}: ${
             Object.entries(summary.counts)
@@ -261,8 +261,8 @@ export function buildCli(io: CliIo = processIo()): Command {
     .action(async (_options: unknown, command: Command) => {
       const config = configOf(command, io);
       const { seedDemo, DEMO_TOKEN } = await import('../seed/demo.js');
-      await withStore(config, (store) => {
-        seedDemo(store);
+      await withStore(config, async (store) => {
+        await seedDemo(store);
         print(`seeded the demo data into ${config.db.path}`);
         print(`demo token (every scope): ${DEMO_TOKEN}`);
       });
@@ -288,11 +288,11 @@ export function buildCli(io: CliIo = processIo()): Command {
           if (Number.isNaN(ms)) throw new CliError(`--plan-expires-at: not a date: ${options.planExpiresAt}`);
           planExpiresAt = isoAt(ms);
         }
-        await withStore(configOf(command, io), (store) => {
-          if (options.id && accountExists(store, options.id))
+        await withStore(configOf(command, io), async (store) => {
+          if (options.id && (await accountExists(store.db, options.id)))
             throw new CliError(`account ${options.id} already exists`);
-          const row = createAccount(
-            store,
+          const row = await createAccount(
+            store.db,
             { id: options.id, email: options.email, name: options.name, plan: options.plan, planExpiresAt },
             now(),
           );
@@ -304,10 +304,10 @@ export function buildCli(io: CliIo = processIo()): Command {
     .command('list')
     .description('list accounts')
     .action(async (_options: unknown, command: Command) => {
-      await withStore(configOf(command, io), (store) =>
+      await withStore(configOf(command, io), async (store) =>
         table(
           print,
-          listAccounts(store).map((a) => ({
+          (await listAccounts(store.db)).map((a) => ({
             id: a.id,
             email: a.email,
             name: a.name,
@@ -339,10 +339,10 @@ export function buildCli(io: CliIo = processIo()): Command {
     )
     .action(
       async (options: { account: string; name: string; scopes: string[]; expiresIn?: number }, command: Command) => {
-        await withStore(configOf(command, io), (store) => {
+        await withStore(configOf(command, io), async (store) => {
           const nowMs = systemClock.now();
-          const { row, token } = createToken(
-            store,
+          const { row, token } = await createToken(
+            store.db,
             {
               accountId: options.account,
               name: options.name,
@@ -363,11 +363,11 @@ export function buildCli(io: CliIo = processIo()): Command {
     .description('list tokens (never their values)')
     .option('--account <id>', 'only this account')
     .action(async (options: { account?: string }, command: Command) => {
-      await withStore(configOf(command, io), (store) => {
+      await withStore(configOf(command, io), async (store) => {
         const at = now();
         table(
           print,
-          listTokens(store, options.account).map((t) => ({
+          (await listTokens(store.db, options.account)).map((t) => ({
             id: t.id,
             account: t.account_id,
             name: t.name,
@@ -386,8 +386,8 @@ export function buildCli(io: CliIo = processIo()): Command {
     .description('revoke a token; effective on its next request')
     .argument('<id>', 'token id (see tokens list)')
     .action(async (id: string, _options: unknown, command: Command) => {
-      await withStore(configOf(command, io), (store) => {
-        if (!revokeToken(store, id, now())) throw new CliError(`no active token with id ${id}`);
+      await withStore(configOf(command, io), async (store) => {
+        if (!(await revokeToken(store.db, id, now()))) throw new CliError(`no active token with id ${id}`);
         print(`revoked ${id}`);
       });
     });

@@ -6,7 +6,7 @@
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { Store } from './connection.js';
+import type { SqliteStore } from './store.js';
 
 export interface BackupResult {
   /** Size of the copy, bytes. */
@@ -22,14 +22,14 @@ export class BackupError extends Error {}
  * renamed, so `file` never holds a partial copy.
  * @throws BackupError when `file` already exists or its directory does not.
  */
-export function backupTo(store: Store, file: string): BackupResult {
+export async function backupTo(store: SqliteStore, file: string): Promise<BackupResult> {
   if (existsSync(file)) throw new BackupError(`${file} already exists; choose a new file name`);
   if (!existsSync(dirname(file))) throw new BackupError(`directory ${dirname(file)} does not exist`);
   const partial = join(dirname(file), `.${basename(file)}.partial-${process.pid}`);
   rmSync(partial, { force: true });
   const started = performance.now();
   try {
-    store.sqlite.prepare('VACUUM INTO ?').run(partial);
+    await store.exclusive((sqlite) => sqlite.prepare('VACUUM INTO ?').run(partial));
     renameSync(partial, file);
   } catch (error) {
     rmSync(partial, { force: true });

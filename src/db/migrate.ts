@@ -7,7 +7,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Store } from './connection.js';
+import { sql } from 'kysely';
+import type { SqliteHandle } from './sqlite-handle.js';
+import type { Store } from './store.js';
 
 export interface Migration {
   version: number;
@@ -41,14 +43,17 @@ export function readMigrationDir(dir: string): Migration[] {
  * @returns the versions applied by this call (empty when already current).
  * @throws when the database has a migration newer than this build knows (a downgrade).
  */
-export function migrate(store: Store, migrations = loadMigrations()): number[] {
-  store.sqlite.exec(
+export function migrate(store: Store, migrations = loadMigrations()): Promise<number[]> {
+  return store.exclusive((sqlite) => migrateSqlite(sqlite, migrations));
+}
+
+/** `migrate` on the SQLite connection, held by the caller. */
+function migrateSqlite(sqlite: SqliteHandle, migrations: Migration[]): number[] {
+  sqlite.exec(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
   );
   const applied = new Set(
-    (store.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
-      (r) => r.version,
-    ),
+    (sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
   );
   const newest = Math.max(0, ...applied);
   const known = Math.max(0, ...migrations.map((m) => m.version));
@@ -60,12 +65,17 @@ export function migrate(store: Store, migrations = loadMigrations()): number[] {
   const done: number[] = [];
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
-    store.transaction(() => {
-      store.sqlite.exec(migration.sql);
-      store.sqlite
+    sqlite.exec('BEGIN IMMEDIATE');
+    try {
+      sqlite.exec(migration.sql);
+      sqlite
         .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
         .run(migration.version, migration.name, new Date().toISOString());
-    });
+      sqlite.exec('COMMIT');
+    } catch (error) {
+      sqlite.exec('ROLLBACK');
+      throw error;
+    }
     done.push(migration.version);
   }
   return done;
@@ -75,9 +85,9 @@ export function migrate(store: Store, migrations = loadMigrations()): number[] {
  * Whether the store's schema is the newest this build ships (for `/readyz`, decisions.md §15).
  * @throws when the database does not answer.
  */
-export function schemaIsCurrent(store: Store, migrations = loadMigrations()): boolean {
-  const row = store.sqlite.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as {
+export async function schemaIsCurrent(store: Store, migrations = loadMigrations()): Promise<boolean> {
+  const { rows } = await sql<{
     version: number | null;
-  };
-  return (row.version ?? 0) === Math.max(0, ...migrations.map((m) => m.version));
+  }>`SELECT MAX(version) AS version FROM schema_migrations`.execute(store.db);
+  return Number(rows[0]?.version ?? 0) === Math.max(0, ...migrations.map((m) => m.version));
 }

@@ -21,14 +21,15 @@
  * connection (another process) are not seen. Memory: one copy of the data.
  */
 import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
+import type { SqliteStore } from './store.js';
 
 const SNAPSHOT = 'fixture_snapshot';
 
 export interface StoreSnapshot {
-  /** Puts every table back to the snapshot. Returns the number of written rows it looked at. */
-  restore(): number;
-  /** Makes the current data the snapshot. Returns the number of written rows it copied. */
-  take(): number;
+  /** Puts every table back to the snapshot. Resolves with the number of written rows it looked at. */
+  restore(): Promise<number>;
+  /** Makes the current data the snapshot. Resolves with the number of written rows it copied. */
+  take(): Promise<number>;
 }
 
 interface TableCopy {
@@ -48,10 +49,15 @@ const sqlString = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
 /**
  * Attaches the snapshot database, copies every table into it and starts noting writes.
- * Call once per connection, before serving and outside any transaction.
+ * Call once per store, before serving and outside any transaction.
  * @throws when the connection is inside a transaction or already has a snapshot attached.
  */
-export function createSnapshot(sqlite: SqliteHandle): StoreSnapshot {
+export function createSnapshot(store: SqliteStore): Promise<StoreSnapshot> {
+  return store.exclusive((sqlite) => snapshotOf(store, sqlite));
+}
+
+/** `createSnapshot` on the connection `sqlite` of `store`, held by the caller. */
+function snapshotOf(store: SqliteStore, sqlite: SqliteHandle): StoreSnapshot {
   sqlite.exec(`ATTACH DATABASE ':memory:' AS ${SNAPSHOT}`);
   const master = sqlite
     .prepare("SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
@@ -192,12 +198,14 @@ export function createSnapshot(sqlite: SqliteHandle): StoreSnapshot {
 
   return {
     restore: () =>
-      apply([
-        [[...rowidTables].reverse(), (copy) => copy.remove],
-        [rowidTables, (copy) => copy.putBack],
-        [withoutRowidTables, (copy) => [...copy.remove, ...copy.putBack]],
-      ]),
-    take: () => apply([[parentsFirst, (copy) => copy.take]]),
+      store.exclusive(() =>
+        apply([
+          [[...rowidTables].reverse(), (copy) => copy.remove],
+          [rowidTables, (copy) => copy.putBack],
+          [withoutRowidTables, (copy) => [...copy.remove, ...copy.putBack]],
+        ]),
+      ),
+    take: () => store.exclusive(() => apply([[parentsFirst, (copy) => copy.take]])),
   };
 }
 

@@ -19,9 +19,9 @@ export const READY_PATH = '/readyz';
 export const METRICS_PATH = '/metrics';
 
 /** Why the service is not ready, or null when it is. */
-function notReadyReason(deps: AppDeps): string | null {
+async function notReadyReason(deps: AppDeps): Promise<string | null> {
   try {
-    if (!schemaIsCurrent(deps.store)) return 'the database schema is not the latest migration';
+    if (!(await schemaIsCurrent(deps.store))) return 'the database schema is not the latest migration';
   } catch {
     return 'the database does not answer';
   }
@@ -40,8 +40,8 @@ function bearerMatches(header: string | undefined, expected: string): boolean {
 
 export function registerOperatorRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   app.get(HEALTH_PATH, (c) => c.json({ ok: true, data: { status: 'ok', version: VERSION } }));
-  app.get(READY_PATH, (c) => {
-    const reason = notReadyReason(deps);
+  app.get(READY_PATH, async (c) => {
+    const reason = await notReadyReason(deps);
     if (reason) throw new ApiError('NOT_READY', `Not ready: ${reason}`);
     return c.json({ ok: true, data: { status: 'ready', version: VERSION } });
   });

@@ -10,7 +10,8 @@
  * its hash, so a re-import does not duplicate it.
  */
 import type { z } from '@hono/zod-openapi';
-import type { Store } from '../db/connection.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import { TokenError, createToken, tokenIdByHash } from '../repos/tokens.js';
 import { hashToken } from '../domain/tokens.js';
 import {
@@ -45,16 +46,17 @@ export class ImportContext {
   readonly childCounts: Record<string, number> = {};
 
   constructor(
-    readonly store: Store,
+    /** The import's transaction. */
+    readonly trx: Kysely<Database>,
     /** The import time (ISO, UTC): default `createdAt`, token activity. */
     readonly nowIso: string,
   ) {
-    this.parents = new Parents(store);
-    this.rows = new RowWriter(store.sqlite);
+    this.parents = new Parents(trx);
+    this.rows = new RowWriter(trx);
   }
 
   /** @returns true when a row with this id existed and was replaced. */
-  write<T extends ImportTable>(table: T, row: Row<T>): boolean {
+  write<T extends ImportTable>(table: T, row: Row<T>): Promise<boolean> {
     return this.rows.write(table, row);
   }
 
@@ -62,15 +64,15 @@ export class ImportContext {
    * Writes the child rows of a record written as `replaced` (see `write`): a replaced record's
    * old children go first. Counts them under `name` in the summary.
    */
-  writeChildren<T extends ChildTable>(
+  async writeChildren<T extends ChildTable>(
     name: string,
     table: T,
     parentId: string,
     replaced: boolean,
     rows: readonly Row<T>[],
-  ): void {
-    if (replaced) this.rows.clearChildren(table, parentId);
-    for (const row of rows) this.rows.write(table, row);
+  ): Promise<void> {
+    if (replaced) await this.rows.clearChildren(table, parentId);
+    for (const row of rows) await this.rows.write(table, row);
     if (rows.length > 0) this.childCounts[name] = (this.childCounts[name] ?? 0) + rows.length;
   }
 }
@@ -116,19 +118,19 @@ export interface Collection<N extends string = string, S extends z.ZodType = z.Z
   name: N;
   schema: S;
   /** Checks the record's parents and writes its rows. @throws FieldError */
-  write(record: z.output<S>, ctx: ImportContext): void;
+  write(record: z.output<S>, ctx: ImportContext): Promise<void>;
 }
 
 const collection = <N extends string, S extends z.ZodType>(
   name: N,
   schema: S,
-  write: (record: z.output<S>, ctx: ImportContext) => void,
+  write: (record: z.output<S>, ctx: ImportContext) => Promise<void>,
 ): Collection<N, S> => ({ name, schema, write });
 
 /** Every collection, in the order they are imported: parents before the records that use them. */
 export const COLLECTIONS = [
-  collection('accounts', AccountImport, (r, ctx) => {
-    ctx.write('accounts', {
+  collection('accounts', AccountImport, async (r, ctx) => {
+    await ctx.write('accounts', {
       id: r.id,
       ...sameAs(r, ['email', 'name', 'plan', 'planExpiresAt']),
       ...stamps(r, ctx.nowIso),
@@ -136,16 +138,16 @@ export const COLLECTIONS = [
     ctx.parents.addAccount(r.id);
   }),
 
-  collection('tokens', TokenImport, (r, ctx) => {
-    ctx.parents.account(r.accountId, 'accountId');
+  collection('tokens', TokenImport, async (r, ctx) => {
+    await ctx.parents.account(r.accountId, 'accountId');
     const hash = hashToken(r.token);
     // A token has no id of its own in the document: a re-import finds it by its hash.
-    const existing = tokenIdByHash(ctx.store, hash);
+    const existing = await tokenIdByHash(ctx.trx, hash);
     if (existing && r.id && existing !== r.id)
       throw new FieldError('token', `this token value is already stored as token "${existing}"`);
     try {
-      createToken(
-        ctx.store,
+      await createToken(
+        ctx.trx,
         {
           id: r.id ?? existing,
           accountId: r.accountId,
@@ -163,15 +165,15 @@ export const COLLECTIONS = [
     }
   }),
 
-  collection('projects', ProjectImport, (r, ctx) => {
-    ctx.parents.account(r.accountId, 'accountId');
-    ctx.write('projects', { id: r.id, account_id: r.accountId, name: r.name, ...stamps(r, ctx.nowIso) });
+  collection('projects', ProjectImport, async (r, ctx) => {
+    await ctx.parents.account(r.accountId, 'accountId');
+    await ctx.write('projects', { id: r.id, account_id: r.accountId, name: r.name, ...stamps(r, ctx.nowIso) });
     ctx.parents.addProject(r.id, { accountId: r.accountId });
   }),
 
-  collection('sites', SiteImport, (r, ctx) => {
-    const project = ctx.parents.project(r.projectId, 'projectId');
-    ctx.write('sites', {
+  collection('sites', SiteImport, async (r, ctx) => {
+    const project = await ctx.parents.project(r.projectId, 'projectId');
+    await ctx.write('sites', {
       id: r.id,
       ...sameAs(r, ['projectId', 'name', 'domain', 'url', 'status']),
       ...stamps(r, ctx.nowIso),
@@ -179,9 +181,9 @@ export const COLLECTIONS = [
     ctx.parents.addSite(r.id, { projectId: r.projectId, accountId: project.accountId });
   }),
 
-  collection('keywords', KeywordImport, (r, ctx) => {
-    const site = ctx.parents.site(r.siteId, 'siteId');
-    ctx.write('keywords', {
+  collection('keywords', KeywordImport, async (r, ctx) => {
+    const site = await ctx.parents.site(r.siteId, 'siteId');
+    await ctx.write('keywords', {
       id: r.id,
       site_id: r.siteId,
       project_id: site.projectId,
@@ -190,9 +192,9 @@ export const COLLECTIONS = [
     });
   }),
 
-  collection('blockedDomains', BlockedDomainImport, (r, ctx) => {
-    ctx.parents.project(r.projectId, 'projectId');
-    ctx.write('blocked_domains', {
+  collection('blockedDomains', BlockedDomainImport, async (r, ctx) => {
+    await ctx.parents.project(r.projectId, 'projectId');
+    await ctx.write('blocked_domains', {
       id: r.id,
       project_id: r.projectId,
       domain: r.domain,
@@ -201,9 +203,9 @@ export const COLLECTIONS = [
     });
   }),
 
-  collection('prospects', ProspectImport, (r, ctx) => {
-    const site = ctx.parents.site(r.siteId, 'siteId');
-    ctx.write('prospects', {
+  collection('prospects', ProspectImport, async (r, ctx) => {
+    const site = await ctx.parents.site(r.siteId, 'siteId');
+    await ctx.write('prospects', {
       id: r.id,
       project_id: site.projectId,
       ...sameAs(r, [
@@ -239,9 +241,9 @@ export const COLLECTIONS = [
     ctx.parents.addProspect(r.id, { siteId: r.siteId, projectId: site.projectId });
   }),
 
-  collection('contacts', ContactImport, (r, ctx) => {
-    const prospect = ctx.parents.prospect(r.prospectId, 'prospectId');
-    ctx.write('contacts', {
+  collection('contacts', ContactImport, async (r, ctx) => {
+    const prospect = await ctx.parents.prospect(r.prospectId, 'prospectId');
+    await ctx.write('contacts', {
       id: r.id,
       site_id: prospect.siteId,
       project_id: prospect.projectId,
@@ -266,11 +268,11 @@ export const COLLECTIONS = [
     ctx.parents.addContact(r.id, { prospectId: r.prospectId, siteId: prospect.siteId });
   }),
 
-  collection('drafts', DraftImport, (r, ctx) => {
-    const projectId = ctx.parents.chain(r.siteId, r.prospectId, r.contactId);
+  collection('drafts', DraftImport, async (r, ctx) => {
+    const projectId = await ctx.parents.chain(r.siteId, r.prospectId, r.contactId);
     const draftStamps = stamps(r, ctx.nowIso);
     const m = r.message;
-    const replaced = ctx.write('drafts', {
+    const replaced = await ctx.write('drafts', {
       id: r.id,
       project_id: projectId,
       ...sameAs(r, ['siteId', 'prospectId', 'contactId', 'status', 'purpose', 'starredAt']),
@@ -288,14 +290,14 @@ export const COLLECTIONS = [
           },
         ]
       : [];
-    ctx.writeChildren('draftMessages', 'draft_messages', r.id, replaced, messages);
+    await ctx.writeChildren('draftMessages', 'draft_messages', r.id, replaced, messages);
   }),
 
-  collection('threads', ThreadImport, (r, ctx) => {
-    const projectId = ctx.parents.chain(r.siteId, r.prospectId, r.contactId);
+  collection('threads', ThreadImport, async (r, ctx) => {
+    const projectId = await ctx.parents.chain(r.siteId, r.prospectId, r.contactId);
     const threadStamps = stamps(r, ctx.nowIso);
     const messages = r.messages;
-    const replaced = ctx.write('threads', {
+    const replaced = await ctx.write('threads', {
       id: r.id,
       project_id: projectId,
       ...sameAs(r, ['siteId', 'prospectId', 'contactId', 'status', 'outcome', 'classification']),
@@ -306,7 +308,7 @@ export const COLLECTIONS = [
       last_outbound_at: r.lastOutboundAt === undefined ? newestOf(messages, 'outbound') : r.lastOutboundAt,
       ...threadStamps,
     });
-    ctx.writeChildren(
+    await ctx.writeChildren(
       'threadMessages',
       'thread_messages',
       r.id,
@@ -329,9 +331,9 @@ export const COLLECTIONS = [
     );
   }),
 
-  collection('emailConnections', EmailConnectionImport, (r, ctx) => {
-    const site = ctx.parents.site(r.siteId, 'siteId');
-    ctx.write('email_connections', {
+  collection('emailConnections', EmailConnectionImport, async (r, ctx) => {
+    const site = await ctx.parents.site(r.siteId, 'siteId');
+    await ctx.write('email_connections', {
       id: r.id,
       project_id: site.projectId,
       ...sameAs(r, ['siteId', 'provider', 'status', 'accountEmail', 'providerRegion', 'connectedAt', 'lastTestedAt']),
@@ -341,10 +343,10 @@ export const COLLECTIONS = [
     ctx.parents.addConnection(r.id, { siteId: r.siteId });
   }),
 
-  collection('emailSenders', EmailSenderImport, (r, ctx) => {
-    const site = ctx.parents.site(r.siteId, 'siteId');
-    ctx.parents.connectionOfSite(r.connectionId, r.siteId);
-    ctx.write('email_senders', {
+  collection('emailSenders', EmailSenderImport, async (r, ctx) => {
+    const site = await ctx.parents.site(r.siteId, 'siteId');
+    await ctx.parents.connectionOfSite(r.connectionId, r.siteId);
+    await ctx.write('email_senders', {
       id: r.id,
       project_id: site.projectId,
       ...sameAs(r, [
@@ -365,9 +367,9 @@ export const COLLECTIONS = [
     });
   }),
 
-  collection('discoveryJobs', DiscoveryJobImport, (r, ctx) => {
-    const site = ctx.parents.site(r.siteId, 'siteId');
-    const replaced = ctx.write('discovery_jobs', {
+  collection('discoveryJobs', DiscoveryJobImport, async (r, ctx) => {
+    const site = await ctx.parents.site(r.siteId, 'siteId');
+    const replaced = await ctx.write('discovery_jobs', {
       id: r.id,
       project_id: site.projectId,
       ...sameAs(r, [
@@ -385,7 +387,7 @@ export const COLLECTIONS = [
       last_error: null,
       ...stamps(r, ctx.nowIso),
     });
-    ctx.writeChildren(
+    await ctx.writeChildren(
       'discoveryQueries',
       'discovery_queries',
       r.id,
@@ -409,9 +411,9 @@ export const COLLECTIONS = [
     );
   }),
 
-  collection('leads', LeadImport, (r, ctx) => {
-    const site = ctx.parents.site(r.siteId, 'siteId');
-    ctx.write('leads', {
+  collection('leads', LeadImport, async (r, ctx) => {
+    const site = await ctx.parents.site(r.siteId, 'siteId');
+    await ctx.write('leads', {
       id: r.id,
       project_id: site.projectId,
       ...sameAs(r, [
@@ -440,9 +442,9 @@ export const COLLECTIONS = [
     });
   }),
 
-  collection('backlinks', BacklinkImport, (r, ctx) => {
-    const site = ctx.parents.site(r.siteId, 'siteId');
-    const replaced = ctx.write('backlinks', {
+  collection('backlinks', BacklinkImport, async (r, ctx) => {
+    const site = await ctx.parents.site(r.siteId, 'siteId');
+    const replaced = await ctx.write('backlinks', {
       id: r.id,
       project_id: site.projectId,
       ...sameAs(r, [
@@ -458,7 +460,7 @@ export const COLLECTIONS = [
       ]),
       ...stamps(r, ctx.nowIso),
     });
-    ctx.writeChildren(
+    await ctx.writeChildren(
       'backlinkChecks',
       'backlink_checks',
       r.id,

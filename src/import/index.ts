@@ -3,13 +3,15 @@
  * `serve --import FILE`, the demo seed and the test fixtures all load data through here.
  *
  * One document, one transaction: every record is validated, its parents checked and its rows
- * written in a single pass inside `store.transaction`; the first refusal rolls everything back
+ * written in a single pass inside one transaction (`inTransaction`); the first refusal rolls everything back
  * and is reported as an `ImportError` naming the collection, index, id and field.
  */
 import { readFileSync } from 'node:fs';
 import type { z } from '@hono/zod-openapi';
-import type { Store } from '../db/connection.js';
-import { type CountedTable, pauseRowCounts } from '../repos/row-counts.js';
+import { sql, type Kysely } from 'kysely';
+import { inTransaction, type Store } from '../db/connection.js';
+import { type CountedTable, pauseRowCounts } from '../db/row-counters.js';
+import type { Database } from '../db/schema.js';
 import { COLLECTIONS, COLLECTION_NAMES, ImportContext } from './collections.js';
 import { FieldError } from './rules.js';
 
@@ -106,7 +108,7 @@ const PER_PARENT: ReadonlySet<CountedTable> = new Set([
 ]);
 
 /** The counted tables this document loads in bulk (see `RECOUNT_SHARE`), to pause during the import. */
-function bulkTables(store: Store, doc: Record<string, unknown>): CountedTable[] {
+async function bulkTables(trx: Kysely<Database>, doc: Record<string, unknown>): Promise<CountedTable[]> {
   const brought = new Map<CountedTable, number>();
   const add = (table: CountedTable, n: number) => brought.set(table, (brought.get(table) ?? 0) + n);
   for (const [name, { table, children }] of Object.entries(COUNTED_ROWS)) {
@@ -121,10 +123,12 @@ function bulkTables(store: Store, doc: Record<string, unknown>): CountedTable[] 
     }
     if (n > 0) add(children.table, n);
   }
-  const stored = (table: CountedTable) =>
-    Number((store.sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+  const stored = async (table: CountedTable) =>
+    Number((await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(trx)).rows[0]?.n ?? 0);
   const share = (table: CountedTable) => (PER_PARENT.has(table) ? RECOUNT_SHARE / 2 : RECOUNT_SHARE);
-  return [...brought].filter(([table, n]) => n * share(table) >= stored(table)).map(([table]) => table);
+  const bulk: CountedTable[] = [];
+  for (const [table, n] of brought) if (n * share(table) >= (await stored(table))) bulk.push(table);
+  return bulk;
 }
 
 /**
@@ -146,7 +150,11 @@ function bulkTables(store: Store, doc: Record<string, unknown>): CountedTable[] 
  *   an 11th active token, an unknown top-level key, a document that is not an object); the
  *   database is then unchanged.
  */
-export function importDocument(store: Store, doc: unknown, options: { nowIso?: string } = {}): ImportSummary {
+export async function importDocument(
+  store: Store,
+  doc: unknown,
+  options: { nowIso?: string } = {},
+): Promise<ImportSummary> {
   if (!isPlainObject(doc))
     throw new ImportError('', -1, null, null, 'the import document must be a JSON object of collections');
   for (const [key, value] of Object.entries(doc)) {
@@ -163,23 +171,23 @@ export function importDocument(store: Store, doc: unknown, options: { nowIso?: s
   }
   const nowIso = options.nowIso ? new Date(options.nowIso).toISOString() : new Date().toISOString();
 
-  return store.transaction(() => {
+  return inTransaction(store.db, async (trx) => {
     // Row counters of the tables loaded in bulk are rebuilt once at the end rather than kept row
     // by row; a refused import rolls this back with everything else.
-    const resumeRowCounts = pauseRowCounts(store.sqlite, bulkTables(store, doc));
-    const ctx = new ImportContext(store, nowIso);
+    const resumeRowCounts = await pauseRowCounts(trx, await bulkTables(trx, doc));
+    const ctx = new ImportContext(trx, nowIso);
     const counts: Record<string, number> = {};
     for (const collection of COLLECTIONS) {
       const records = doc[collection.name] as unknown[] | undefined;
       if (!records) continue;
       const { schema, name } = collection;
-      const write = collection.write as (record: unknown, ctx: ImportContext) => void;
+      const write = collection.write as (record: unknown, ctx: ImportContext) => Promise<void>;
       for (let index = 0; index < records.length; index++) {
         const record = records[index];
         const parsed = schema.safeParse(record, parseOptions);
         if (!parsed.success) throw refuse(name, index, record, parsed.error);
         try {
-          write(parsed.data, ctx);
+          await write(parsed.data, ctx);
         } catch (error) {
           if (error instanceof FieldError) throw new ImportError(name, index, idOf(record), error.field, error.message);
           // A constraint the checks above did not foresee: still name the record.
@@ -188,7 +196,7 @@ export function importDocument(store: Store, doc: unknown, options: { nowIso?: s
       }
       counts[name] = records.length;
     }
-    resumeRowCounts();
+    await resumeRowCounts();
     return { counts: { ...counts, ...ctx.childCounts } };
   });
 }
@@ -197,7 +205,11 @@ export function importDocument(store: Store, doc: unknown, options: { nowIso?: s
  * Reads the JSON document at `path` and imports it (see `importDocument`).
  * @throws ImportError when the file cannot be read or is not JSON, or when the import is refused.
  */
-export function importFile(store: Store, path: string, options: { nowIso?: string } = {}): ImportSummary {
+export async function importFile(
+  store: Store,
+  path: string,
+  options: { nowIso?: string } = {},
+): Promise<ImportSummary> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -210,5 +222,5 @@ export function importFile(store: Store, path: string, options: { nowIso?: strin
   } catch (error) {
     throw new ImportError('', -1, null, null, `${path} is not valid JSON: ${(error as Error).message}`);
   }
-  return importDocument(store, doc, options);
+  return await importDocument(store, doc, options);
 }

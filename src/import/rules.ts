@@ -13,9 +13,9 @@
  * API response can be fed back in.
  */
 import { z } from '@hono/zod-openapi';
-import type { Compilable } from 'kysely';
-import { compileStatement } from '../db/compiled.js';
-import type { Store } from '../db/connection.js';
+import type { Compilable, Kysely } from 'kysely';
+import { precompiledQuery } from '../db/compiled.js';
+import type { Database } from '../db/schema.js';
 import { SCOPES } from '../domain/scopes.js';
 import { DateTime, Email, Id, Uri } from '../schemas/common.js';
 import { MESSAGE_STATUSES } from '../domain/enums.js';
@@ -215,30 +215,29 @@ export class Parents {
   private readonly contacts = new Map<string, ContactRef>();
   private readonly connections = new Map<string, ConnectionRef>();
 
-  constructor(store: Store) {
-    const { db } = store;
-    // Each lookup compiled once per import; rows typed as kysely infers them.
-    const byId = <R>(build: (id: string) => Compilable<R>) => {
-      const statement = compileStatement<'id', R>(store, (param) => build(param('id')));
-      return (id: string) => statement.get({ id });
+  constructor(trx: Kysely<Database>) {
+    // Each lookup compiled once; rows typed as kysely infers them.
+    const byId = <R>(build: (db: Kysely<Database>, id: string) => Compilable<R>) => {
+      const statement = precompiledQuery<'id', R>((db, param) => build(db, param('id')));
+      return (id: string) => statement.first(trx, { id });
     };
     this.lookups = {
-      account: byId((id) => db.selectFrom('accounts').select('id').where('id', '=', id)),
-      project: byId((id) => db.selectFrom('projects').select('account_id as accountId').where('id', '=', id)),
-      site: byId((id) =>
+      account: byId((db, id) => db.selectFrom('accounts').select('id').where('id', '=', id)),
+      project: byId((db, id) => db.selectFrom('projects').select('account_id as accountId').where('id', '=', id)),
+      site: byId((db, id) =>
         db
           .selectFrom('sites as s')
           .innerJoin('projects as p', 'p.id', 's.project_id')
           .select(['s.project_id as projectId', 'p.account_id as accountId'])
           .where('s.id', '=', id),
       ),
-      prospect: byId((id) =>
+      prospect: byId((db, id) =>
         db.selectFrom('prospects').select(['site_id as siteId', 'project_id as projectId']).where('id', '=', id),
       ),
-      contact: byId((id) =>
+      contact: byId((db, id) =>
         db.selectFrom('contacts').select(['prospect_id as prospectId', 'site_id as siteId']).where('id', '=', id),
       ),
-      connection: byId((id) => db.selectFrom('email_connections').select('site_id as siteId').where('id', '=', id)),
+      connection: byId((db, id) => db.selectFrom('email_connections').select('site_id as siteId').where('id', '=', id)),
     };
   }
 
@@ -262,45 +261,45 @@ export class Parents {
   }
 
   /** The cached parent `id` of `cache`, else the database's (`lookup`), else a `FieldError` on `field`. */
-  private find<T>(
+  private async find<T>(
     cache: Map<string, T>,
-    lookup: (id: string) => T | undefined,
+    lookup: (id: string) => Promise<T | undefined>,
     id: string,
     field: string,
     kind: string,
-  ): T {
+  ): Promise<T> {
     let ref = cache.get(id);
     if (!ref) {
-      ref = lookup(id);
+      ref = await lookup(id);
       if (!ref) throw missing(field, kind, id);
       cache.set(id, ref);
     }
     return ref;
   }
 
-  account(id: string, field: string): void {
+  async account(id: string, field: string): Promise<void> {
     if (this.accounts.has(id)) return;
-    if (!this.lookups.account(id)) throw missing(field, 'account', id);
+    if (!(await this.lookups.account(id))) throw missing(field, 'account', id);
     this.accounts.add(id);
   }
 
-  project(id: string, field: string): ProjectRef {
+  project(id: string, field: string): Promise<ProjectRef> {
     return this.find(this.projects, this.lookups.project, id, field, 'project');
   }
 
-  site(id: string, field: string): SiteRef {
+  site(id: string, field: string): Promise<SiteRef> {
     return this.find(this.sites, this.lookups.site, id, field, 'site');
   }
 
-  prospect(id: string, field: string): ProspectRef {
+  prospect(id: string, field: string): Promise<ProspectRef> {
     return this.find(this.prospects, this.lookups.prospect, id, field, 'prospect');
   }
 
-  contact(id: string, field: string): ContactRef {
+  contact(id: string, field: string): Promise<ContactRef> {
     return this.find(this.contacts, this.lookups.contact, id, field, 'contact');
   }
 
-  connection(id: string, field: string): ConnectionRef {
+  connection(id: string, field: string): Promise<ConnectionRef> {
     return this.find(this.connections, this.lookups.connection, id, field, 'email connection');
   }
 
@@ -308,15 +307,15 @@ export class Parents {
    * The draft/thread chain: `siteId` ← `prospectId` ← `contactId` must be one chain.
    * @returns the site's project id.
    */
-  chain(siteId: string, prospectId: string, contactId: string): string {
-    const site = this.site(siteId, 'siteId');
-    const prospect = this.prospect(prospectId, 'prospectId');
+  async chain(siteId: string, prospectId: string, contactId: string): Promise<string> {
+    const site = await this.site(siteId, 'siteId');
+    const prospect = await this.prospect(prospectId, 'prospectId');
     if (prospect.siteId !== siteId)
       throw new FieldError(
         'prospectId',
         `prospect "${prospectId}" belongs to site "${prospect.siteId}", not to site "${siteId}"`,
       );
-    const contact = this.contact(contactId, 'contactId');
+    const contact = await this.contact(contactId, 'contactId');
     if (contact.prospectId !== prospectId)
       throw new FieldError(
         'contactId',
@@ -326,8 +325,8 @@ export class Parents {
   }
 
   /** An email sender's connection must be one of the sender's site. */
-  connectionOfSite(connectionId: string, siteId: string): void {
-    const connection = this.connection(connectionId, 'connectionId');
+  async connectionOfSite(connectionId: string, siteId: string): Promise<void> {
+    const connection = await this.connection(connectionId, 'connectionId');
     if (connection.siteId !== siteId) {
       throw new FieldError(
         'connectionId',

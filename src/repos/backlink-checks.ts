@@ -5,8 +5,8 @@
  * triggers (sql/0003_row_counts.sql) keep the list totals and pipeline counts exact.
  */
 import { sql, type Kysely } from 'kysely';
-import { compileStatement } from '../db/compiled.js';
-import type { Store } from '../db/connection.js';
+import { precompiledQuery } from '../db/compiled.js';
+import { inTransaction } from '../db/connection.js';
 import type { BacklinksTable, Database, SqlBool } from '../db/schema.js';
 import type { BacklinkCheckRecord } from './backlinks.js';
 
@@ -111,56 +111,52 @@ export type NewCheck = Omit<BacklinkCheckRecord, 'status' | 'hasError' | 'reques
   requestedSourceUrl: string;
 };
 
-const statements = new WeakMap<Store, ReturnType<typeof prepare>>();
-
-function prepare(store: Store) {
-  const { db } = store;
-  return {
-    previous: compileStatement(store, (param) =>
-      db
-        .selectFrom('backlink_checks')
-        .select(['target_found', 'observed_anchor', 'observed_rel'])
-        .where('backlink_id', '=', param('backlinkId'))
-        .orderBy('checked_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(1),
-    ),
-    insert: compileStatement(store, (param) =>
-      db.insertInto('backlink_checks').values({
-        id: param('id'),
-        backlink_id: param('backlinkId'),
+/** The statements of `recordBacklinkChecks`, each compiled once. */
+const st = {
+  previous: precompiledQuery((db, param) =>
+    db
+      .selectFrom('backlink_checks')
+      .select(['target_found', 'observed_anchor', 'observed_rel'])
+      .where('backlink_id', '=', param('backlinkId'))
+      .orderBy('checked_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1),
+  ),
+  insert: precompiledQuery((db, param) =>
+    db.insertInto('backlink_checks').values({
+      id: param('id'),
+      backlink_id: param('backlinkId'),
+      status: param<CheckStatus>('status'),
+      requested_source_url: param('requestedSourceUrl'),
+      final_source_url: param('finalSourceUrl'),
+      http_status: param<number | null>('httpStatus'),
+      target_found: param<SqlBool>('targetFound'),
+      observed_target_url: param('observedTargetUrl'),
+      observed_anchor: param('observedAnchor'),
+      observed_rel: param('observedRel'),
+      has_error: param<SqlBool>('hasError'),
+      checked_at: param('checkedAt'),
+    }),
+  ),
+  // decisions.md §13: observed_anchor moves only when the link was found.
+  update: precompiledQuery((db, param) =>
+    db
+      .updateTable('backlinks')
+      .set((eb) => ({
         status: param<CheckStatus>('status'),
-        requested_source_url: param('requestedSourceUrl'),
-        final_source_url: param('finalSourceUrl'),
-        http_status: param<number | null>('httpStatus'),
-        target_found: param<SqlBool>('targetFound'),
-        observed_target_url: param('observedTargetUrl'),
-        observed_anchor: param('observedAnchor'),
-        observed_rel: param('observedRel'),
-        has_error: param<SqlBool>('hasError'),
-        checked_at: param('checkedAt'),
-      }),
-    ),
-    // decisions.md §13: observed_anchor moves only when the link was found.
-    update: compileStatement(store, (param) =>
-      db
-        .updateTable('backlinks')
-        .set((eb) => ({
-          status: param<CheckStatus>('status'),
-          last_checked_at: param('checkedAt'),
-          updated_at: param('checkedAt'),
-          observed_anchor: eb
-            .case()
-            .when(eb.val(param<SqlBool>('targetFound')), '=', 1)
-            .then(param<string | null>('observedAnchor'))
-            .else(eb.ref('observed_anchor'))
-            .end(),
-        }))
-        .where('id', '=', param('backlinkId'))
-        .where('status', '<>', sql.lit<BacklinksTable['status']>('closed')),
-    ),
-  };
-}
+        last_checked_at: param('checkedAt'),
+        updated_at: param('checkedAt'),
+        observed_anchor: eb
+          .case()
+          .when(eb.val(param<SqlBool>('targetFound')), '=', 1)
+          .then(param<string | null>('observedAnchor'))
+          .else(eb.ref('observed_anchor'))
+          .end(),
+      }))
+      .where('id', '=', param('backlinkId'))
+      .where('status', '<>', sql.lit<BacklinksTable['status']>('closed')),
+  ),
+};
 
 /** One check to record: the backlink, and how its new check follows from its newest one. */
 export interface CheckToRecord {
@@ -177,13 +173,14 @@ export interface CheckToRecord {
  * gone or `closed`.
  * @throws what SQLite throws (e.g. SQLITE_BUSY past the busy timeout); nothing is written then.
  */
-export function recordBacklinkChecks(store: Store, items: readonly CheckToRecord[]): (NewCheck | null)[] {
-  let s = statements.get(store);
-  if (!s) statements.set(store, (s = prepare(store)));
-  const st = s;
-  return store.transaction(() =>
-    items.map(({ backlinkId, decide }) => {
-      const row = st.previous.get({ backlinkId });
+export function recordBacklinkChecks(
+  db: Kysely<Database>,
+  items: readonly CheckToRecord[],
+): Promise<(NewCheck | null)[]> {
+  return inTransaction(db, async (trx) => {
+    const recorded: (NewCheck | null)[] = [];
+    for (const { backlinkId, decide } of items) {
+      const row = await st.previous.first(trx, { backlinkId });
       const check = decide(
         row
           ? {
@@ -197,17 +194,21 @@ export function recordBacklinkChecks(store: Store, items: readonly CheckToRecord
       // Each statement gets exactly its own parameters (node:sqlite refuses unknown ones).
       // The update first: it finds nothing for a closed or deleted backlink, and then nothing is written.
       const { status, checkedAt, observedAnchor } = check;
-      if (st.update.run({ backlinkId, status, checkedAt, targetFound, observedAnchor }) === 0) return null;
-      st.insert.run({
+      if ((await st.update.run(trx, { backlinkId, status, checkedAt, targetFound, observedAnchor })) === 0) {
+        recorded.push(null);
+        continue;
+      }
+      await st.insert.run(trx, {
         ...check,
         backlinkId,
         targetFound,
         observedRel: JSON.stringify(check.observedRel),
         hasError: check.status === 'error' ? 1 : 0,
       });
-      return check;
-    }),
-  );
+      recorded.push(check);
+    }
+    return recorded;
+  });
 }
 
 /** The ids of `scope` (project, site, backlinks) that name no record, e.g. `project prj_x`. */

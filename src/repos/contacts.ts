@@ -5,8 +5,7 @@
  * `DiscoveredContacts` saves what a contact finder found.
  */
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { compileStatement, rowInsert } from '../db/compiled.js';
-import type { Store } from '../db/connection.js';
+import { insertRow, precompiledQuery } from '../db/compiled.js';
 import type { ContactsTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -89,88 +88,82 @@ export async function requireContactRow(
   return row;
 }
 
+const verification = precompiledQuery((db, param) =>
+  db
+    .updateTable('contacts')
+    .set({
+      verification_status: param<ContactRow['verification_status']>('status'),
+      last_verified_at: param('now'),
+      updated_at: param('now'),
+    })
+    .where('id', '=', param('contactId'))
+    .returningAll(),
+);
+
 /**
- * The verify endpoint's write, compiled and prepared once per store: sets a contact's
- * `verification_status` (decisions.md §11) and `last_verified_at` at `now`, and returns the row.
- * Synchronous, for the idempotency transaction.
+ * The verify endpoint's write, compiled once: sets a contact's `verification_status`
+ * (decisions.md §11) and `last_verified_at` at `now`; resolves with the row (undefined when there
+ * is no contact `contactId`). In the idempotency transaction.
  */
-export function contactVerification(store: Store) {
-  const update = compileStatement(store, (param) =>
-    store.db
-      .updateTable('contacts')
-      .set({
-        verification_status: param<ContactRow['verification_status']>('status'),
-        last_verified_at: param('now'),
-        updated_at: param('now'),
-      })
-      .where('id', '=', param('contactId'))
-      .returningAll(),
-  );
-  return (contactId: string, status: ContactRow['verification_status'], now: string): ContactRow | undefined =>
-    update.get({ contactId, status, now });
+export function setContactVerification(
+  db: Kysely<Database>,
+  contactId: string,
+  status: ContactRow['verification_status'],
+  now: string,
+): Promise<ContactRow | undefined> {
+  return verification.first(db, { contactId, status, now });
 }
 
-/** A contact a finder found: the fields `DiscoveredContacts.save` takes from it. */
+/** A contact a finder found: the fields `saveDiscoveredContact` takes from it. */
 export type FoundContact = Pick<ContactRecord, 'email' | 'fullName' | 'role' | 'sourceUrl' | 'sourceReference'>;
 
+const byEmail = precompiledQuery((db, param) =>
+  db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('prospect_id', '=', param('prospectId'))
+    .where(sql<string>`email COLLATE NOCASE`, '=', param('email'))
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1),
+);
+
 /**
- * Contacts saved by contact discovery (decisions.md §10), compiled and prepared once per store;
- * synchronous, for the idempotency transaction or the discovery worker's.
+ * A contact saved by contact discovery (decisions.md §10), in a transaction (the idempotency
+ * transaction or the discovery worker's): `found` as a contact of `prospect` — the one it already
+ * has with that address (compared case-insensitively: `existing`), or a new one `created` with
+ * source `contact_discovery` and `provider` (the finder's name) at `now`.
  */
-export class DiscoveredContacts {
-  private readonly byEmail;
-  private readonly insert;
-
-  constructor(store: Store) {
-    const { db } = store;
-    this.byEmail = compileStatement(store, (param) =>
-      db
-        .selectFrom('contacts')
-        .selectAll()
-        .where('prospect_id', '=', param('prospectId'))
-        .where(sql<string>`email COLLATE NOCASE`, '=', param('email'))
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(1),
-    );
-    this.insert = rowInsert(store, 'contacts');
-  }
-
-  /**
-   * Inside a transaction: `found` as a contact of `prospect` — the one it already has with that
-   * address (compared case-insensitively: `existing`), or a new one `created` with source
-   * `contact_discovery` and `provider` (the finder's name) at `now`.
-   */
-  save(
-    prospect: { id: string; siteId: string; projectId: string },
-    found: FoundContact,
-    provider: string,
-    now: string,
-  ): { outcome: 'created' | 'existing'; contact: ContactRecord } {
-    const existing = this.byEmail.get({ prospectId: prospect.id, email: found.email });
-    if (existing) return { outcome: 'existing', contact: toContact(existing) };
-    const row: ContactRow = {
-      id: newId('con'),
-      prospect_id: prospect.id,
-      site_id: prospect.siteId,
-      project_id: prospect.projectId,
-      email: found.email,
-      full_name: found.fullName,
-      role: found.role,
-      role_category: null,
-      company: null,
-      source: 'contact_discovery',
-      source_provider: provider,
-      source_url: found.sourceUrl,
-      source_reference: found.sourceReference,
-      status: 'active',
-      verification_status: 'unverified',
-      last_verified_at: null,
-      suppression_reason: null,
-      created_at: now,
-      updated_at: now,
-    };
-    this.insert(row);
-    return { outcome: 'created', contact: toContact(row) };
-  }
+export async function saveDiscoveredContact(
+  db: Kysely<Database>,
+  prospect: { id: string; siteId: string; projectId: string },
+  found: FoundContact,
+  provider: string,
+  now: string,
+): Promise<{ outcome: 'created' | 'existing'; contact: ContactRecord }> {
+  const existing = await byEmail.first(db, { prospectId: prospect.id, email: found.email });
+  if (existing) return { outcome: 'existing', contact: toContact(existing) };
+  const row: ContactRow = {
+    id: newId('con'),
+    prospect_id: prospect.id,
+    site_id: prospect.siteId,
+    project_id: prospect.projectId,
+    email: found.email,
+    full_name: found.fullName,
+    role: found.role,
+    role_category: null,
+    company: null,
+    source: 'contact_discovery',
+    source_provider: provider,
+    source_url: found.sourceUrl,
+    source_reference: found.sourceReference,
+    status: 'active',
+    verification_status: 'unverified',
+    last_verified_at: null,
+    suppression_reason: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertRow(db, 'contacts', row);
+  return { outcome: 'created', contact: toContact(row) };
 }

@@ -22,12 +22,16 @@ const byStore = new WeakMap<Store, StoreCache>();
 
 /**
  * The cache of the current data of `db`'s store: a map valid until the next change to the store.
- * Costs the change stamp (two small statements).
+ * Costs the change stamp (two small statements). Where nothing may be cached, a map of its own
+ * that nothing else sees: in a transaction (its reads may see its own writes, which a rollback
+ * takes back without a new stamp), and on a store that cannot tell when its data changes
+ * (PostgreSQL, decisions.md §16).
  * @throws Error when `db` is not an open store's query builder (`storeOf`).
  */
 export function dataCache(db: Kysely<Database>): Map<string, unknown> {
   const store = storeOf(db);
-  const stamp = store.changeStamp();
+  const stamp = db.isTransaction ? null : store.changeStamp();
+  if (stamp === null) return new Map();
   let cache = byStore.get(store);
   if (!cache || cache.stamp !== stamp || cache.entries.size >= MAX_ENTRIES) {
     cache = { stamp, entries: new Map() };

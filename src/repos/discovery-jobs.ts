@@ -5,8 +5,7 @@
  * (`ContactDiscoveryJobs`, decisions.md §10).
  */
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { compileStatement, rowInsert } from '../db/compiled.js';
-import type { Store } from '../db/connection.js';
+import { insertRow, precompiledQuery } from '../db/compiled.js';
 import type { Database, DiscoveryJobsTable, DiscoveryQueriesTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -115,82 +114,79 @@ export interface ProspectPlace {
   projectId: string;
 }
 
+// The literal keeps the partial index `discovery_jobs_runnable` (WHERE status = 'queued') usable.
+const queued = sql.lit<DiscoveryJobRow['status']>('queued');
+
+const due = precompiledQuery((db, param) =>
+  db
+    .selectFrom('discovery_jobs as j')
+    .innerJoin('contact_discovery_work as w', 'w.job_id', 'j.id')
+    .selectAll('j')
+    .where('j.status', '=', queued)
+    .where('j.scheduled_at', '<=', param('now'))
+    .orderBy('j.scheduled_at')
+    .orderBy('j.id')
+    .limit(param<number>('limit')),
+);
+
+const claim = precompiledQuery((db, param) =>
+  db
+    .updateTable('discovery_jobs')
+    .set((eb) => ({ status: 'running', current_attempt: eb('current_attempt', '+', 1), updated_at: param('now') }))
+    .where('id', '=', param('id'))
+    .where('status', '=', queued),
+);
+
+const finish = precompiledQuery((db, param) =>
+  db
+    .updateTable('discovery_jobs')
+    .set({
+      status: param<DiscoveryJobRow['status']>('status'),
+      completed_at: param<string | null>('completedAt'),
+      last_error: param<string | null>('error'),
+      updated_at: param('now'),
+    })
+    .where('id', '=', param('id')),
+);
+
+const retry = precompiledQuery((db, param) =>
+  db
+    .updateTable('discovery_jobs')
+    .set({
+      status: 'queued',
+      scheduled_at: param('scheduledAt'),
+      last_error: param('error'),
+      updated_at: param('now'),
+    })
+    .where('id', '=', param('id')),
+);
+
+const requeue = precompiledQuery((db, param) =>
+  db
+    .updateTable('discovery_jobs')
+    .set({ status: 'queued', updated_at: param('now') })
+    .where('status', '=', 'running')
+    .where('id', 'in', db.selectFrom('contact_discovery_work').select('job_id')),
+);
+
 /**
  * The `contact_discovery` jobs accepted through the API (decisions.md §10): each is a
  * `discovery_jobs` row with a `contact_discovery_work` row naming its prospect; only those are
- * run, so imported job history is never re-run. Statements compiled and prepared once per store,
- * synchronous (the enqueue runs inside the request's idempotency transaction). A job moves
+ * run, so imported job history is never re-run. Each statement is compiled once; the enqueue
+ * runs inside the request's idempotency transaction (give it that transaction). A job moves
  * queued → running → completed or failed. Date-times are ISO 8601 strings.
  */
-export class ContactDiscoveryJobs {
-  private readonly insertJob;
-  private readonly insertWork;
-  private readonly due;
-  private readonly claim;
-  private readonly finish;
-  private readonly retry;
-  private readonly requeue;
-
-  constructor(store: Store) {
-    const { db } = store;
-    this.insertJob = rowInsert(store, 'discovery_jobs');
-    this.insertWork = rowInsert(store, 'contact_discovery_work');
-    // The literal keeps the partial index `discovery_jobs_runnable` (WHERE status = 'queued') usable.
-    const queued = sql.lit<DiscoveryJobRow['status']>('queued');
-    this.due = compileStatement(store, (param) =>
-      db
-        .selectFrom('discovery_jobs as j')
-        .innerJoin('contact_discovery_work as w', 'w.job_id', 'j.id')
-        .selectAll('j')
-        .where('j.status', '=', queued)
-        .where('j.scheduled_at', '<=', param('now'))
-        .orderBy('j.scheduled_at')
-        .orderBy('j.id')
-        .limit(param<number>('limit')),
-    );
-    this.claim = compileStatement(store, (param) =>
-      db
-        .updateTable('discovery_jobs')
-        .set((eb) => ({ status: 'running', current_attempt: eb('current_attempt', '+', 1), updated_at: param('now') }))
-        .where('id', '=', param('id'))
-        .where('status', '=', queued),
-    );
-    this.finish = compileStatement(store, (param) =>
-      db
-        .updateTable('discovery_jobs')
-        .set({
-          status: param<DiscoveryJobRow['status']>('status'),
-          completed_at: param<string | null>('completedAt'),
-          last_error: param<string | null>('error'),
-          updated_at: param('now'),
-        })
-        .where('id', '=', param('id')),
-    );
-    this.retry = compileStatement(store, (param) =>
-      db
-        .updateTable('discovery_jobs')
-        .set({
-          status: 'queued',
-          scheduled_at: param('scheduledAt'),
-          last_error: param('error'),
-          updated_at: param('now'),
-        })
-        .where('id', '=', param('id')),
-    );
-    this.requeue = compileStatement(store, (param) =>
-      db
-        .updateTable('discovery_jobs')
-        .set({ status: 'queued', updated_at: param('now') })
-        .where('status', '=', 'running')
-        .where('id', 'in', db.selectFrom('contact_discovery_work').select('job_id')),
-    );
-  }
-
+export const contactDiscoveryJobs = {
   /**
-   * Inside a transaction: a queued `contact_discovery` job for `prospect`, due at `now`, allowed
-   * `maxAttempts` attempts; returns it.
+   * In a transaction: a queued `contact_discovery` job for `prospect`, due at `now`, allowed
+   * `maxAttempts` attempts; resolves with it.
    */
-  enqueue(prospect: ProspectPlace, maxAttempts: number, now: string): DiscoveryJobRecord {
+  async enqueue(
+    db: Kysely<Database>,
+    prospect: ProspectPlace,
+    maxAttempts: number,
+    now: string,
+  ): Promise<DiscoveryJobRecord> {
     const row: DiscoveryJobRow = {
       id: newId('job'),
       site_id: prospect.siteId,
@@ -208,37 +204,43 @@ export class ContactDiscoveryJobs {
       created_at: now,
       updated_at: now,
     };
-    this.insertJob(row);
-    this.insertWork({ job_id: row.id, prospect_id: prospect.id });
+    await insertRow(db, 'discovery_jobs', row);
+    await insertRow(db, 'contact_discovery_work', { job_id: row.id, prospect_id: prospect.id });
     return toDiscoveryJob(row);
-  }
+  },
 
   /** Up to `limit` queued jobs of the API scheduled at or before `now`, soonest first. */
-  dueJobs(now: string, limit: number): DiscoveryJobRow[] {
-    return this.due.all({ now, limit });
-  }
+  dueJobs(db: Kysely<Database>, now: string, limit: number): Promise<DiscoveryJobRow[]> {
+    return due.all(db, { now, limit });
+  },
 
   /** Takes job `id` for one attempt (`running`, `current_attempt` + 1) if it is still queued; false when not. */
-  claimAttempt(id: string, now: string): boolean {
-    return this.claim.run({ id, now }) > 0;
-  }
+  async claimAttempt(db: Kysely<Database>, id: string, now: string): Promise<boolean> {
+    return (await claim.run(db, { id, now })) > 0;
+  },
 
   /** Ends job `id`: `completed` at `now`, or `failed` with `error`. */
-  finishJob(id: string, outcome: { status: 'completed' } | { status: 'failed'; error: string }, now: string): void {
-    this.finish.run(
+  async finishJob(
+    db: Kysely<Database>,
+    id: string,
+    outcome: { status: 'completed' } | { status: 'failed'; error: string },
+    now: string,
+  ): Promise<void> {
+    await finish.run(
+      db,
       outcome.status === 'completed'
         ? { id, status: 'completed', completedAt: now, error: null, now }
         : { id, status: 'failed', completedAt: null, error: outcome.error, now },
     );
-  }
+  },
 
   /** Queues job `id` again for `scheduledAt`, recording `error`. */
-  retryLater(id: string, scheduledAt: string, error: string, now: string): void {
-    this.retry.run({ id, scheduledAt, error, now });
-  }
+  async retryLater(db: Kysely<Database>, id: string, scheduledAt: string, error: string, now: string): Promise<void> {
+    await retry.run(db, { id, scheduledAt, error, now });
+  },
 
-  /** Queues again the API's jobs left `running` by a process that stopped; returns how many. */
-  recoverInterrupted(now: string): number {
-    return this.requeue.run({ now });
-  }
-}
+  /** Queues again the API's jobs left `running` by a process that stopped; resolves with how many. */
+  recoverInterrupted(db: Kysely<Database>, now: string): Promise<number> {
+    return requeue.run(db, { now });
+  },
+};

@@ -4,8 +4,7 @@
  * `requireDraft`.
  */
 import type { Kysely, Selectable } from 'kysely';
-import { compileStatement } from '../db/compiled.js';
-import type { Store } from '../db/connection.js';
+import { insertRow, precompiledQuery } from '../db/compiled.js';
 import type { Database, DraftMessagesTable, DraftsTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -190,53 +189,44 @@ export async function requireDraft(db: Kysely<Database>, siteId: string, draftId
 export type NewDraftMessage = Pick<DraftMessagesTable, 'subject' | 'body'> &
   Partial<Omit<DraftMessagesTable, 'id' | 'draft_id'>>;
 
+const edit = precompiledQuery((db, param) =>
+  db
+    .updateTable('draft_messages')
+    .set({ subject: param('subject'), body: param('body'), updated_at: param('now') })
+    .where('id', '=', param('messageId')),
+);
+
+const point = precompiledQuery((db, param) =>
+  db
+    .updateTable('drafts')
+    .set({ message_id: param('messageId'), updated_at: param('now') })
+    .where('id', '=', param('draftId')),
+);
+
 /**
- * The draft writes of the edit and regenerate endpoints, compiled and prepared once per store.
- * Synchronous: they run inside `Store.transaction` (regenerate: the idempotency transaction).
+ * The draft writes of the edit and regenerate endpoints, each compiled once; give them a
+ * transaction (`inTransaction`; regenerate: the idempotency transaction).
  */
-export class DraftWrites {
-  private readonly edit;
-  private readonly insert;
-  private readonly point;
-
-  constructor(store: Store) {
-    const { db } = store;
-    this.edit = compileStatement(store, (param) =>
-      db
-        .updateTable('draft_messages')
-        .set({ subject: param('subject'), body: param('body'), updated_at: param('now') })
-        .where('id', '=', param('messageId')),
-    );
-    this.insert = compileStatement(store, (param) =>
-      db.insertInto('draft_messages').values({
-        id: param('id'),
-        draft_id: param('draft_id'),
-        subject: param('subject'),
-        body: param('body'),
-        personalization: param('personalization'),
-        grounding_summary: param('grounding_summary'),
-        generation_provider: param('generation_provider'),
-        generation_model: param('generation_model'),
-        created_at: param('created_at'),
-        updated_at: param('updated_at'),
-      }),
-    );
-    this.point = compileStatement(store, (param) =>
-      db
-        .updateTable('drafts')
-        .set({ message_id: param('messageId'), updated_at: param('now') })
-        .where('id', '=', param('draftId')),
-    );
-  }
-
+export const draftWrites = {
   /** Replaces the subject and body of the draft's current message `messageId`; both advance `updated_at` to `now`. */
-  editMessage(draftId: string, messageId: string, text: { subject: string; body: string }, now: string): void {
-    this.edit.run({ ...text, now, messageId });
-    this.point.run({ messageId, now, draftId });
-  }
+  async editMessage(
+    db: Kysely<Database>,
+    draftId: string,
+    messageId: string,
+    text: { subject: string; body: string },
+    now: string,
+  ): Promise<void> {
+    await edit.run(db, { ...text, now, messageId });
+    await point.run(db, { messageId, now, draftId });
+  },
 
-  /** Inserts a new message and makes it the draft's current one; returns its row. */
-  addMessage(draftId: string, fields: NewDraftMessage, now: string): DraftMessageRow {
+  /** Inserts a new message and makes it the draft's current one; resolves with its row. */
+  async addMessage(
+    db: Kysely<Database>,
+    draftId: string,
+    fields: NewDraftMessage,
+    now: string,
+  ): Promise<DraftMessageRow> {
     const row: DraftMessageRow = {
       id: newId('dmsg'),
       draft_id: draftId,
@@ -248,8 +238,8 @@ export class DraftWrites {
       updated_at: now,
       ...fields,
     };
-    this.insert.run(row);
-    this.point.run({ messageId: row.id, now, draftId });
+    await insertRow(db, 'draft_messages', row);
+    await point.run(db, { messageId: row.id, now, draftId });
     return row;
-  }
-}
+  },
+};

@@ -3,8 +3,7 @@
  * "Email accounts"; decisions.md §11 for the value lists). Not paginated (contract §4).
  */
 import type { Kysely, Selectable } from 'kysely';
-import { compileStatement } from '../db/compiled.js';
-import type { Store } from '../db/connection.js';
+import { precompiledQuery } from '../db/compiled.js';
 import type { Database, EmailConnectionsTable, EmailSendersTable } from '../db/schema.js';
 import type { z } from '@hono/zod-openapi';
 import type { EmailAccounts, EmailConnection, EmailSender } from '../schemas/resources.js';
@@ -75,20 +74,21 @@ export async function listEmailAccounts(db: Kysely<Database>, siteId: string): P
   return { connections: connections.map(toEmailConnection), senders: senders.map(toEmailSender) };
 }
 
+const firstActiveSender = precompiledQuery((db, param) =>
+  db
+    .selectFrom('email_senders')
+    .select(['id', 'email'])
+    .where('site_id', '=', param('siteId'))
+    .where('status', '=', 'active')
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1),
+);
+
 /**
  * The sender a reply of site `siteId` goes out from: its first `active` sender (oldest, then
- * by id), or undefined. Compiled and prepared once per store; synchronous.
+ * by id), or undefined. Compiled once.
  */
-export function activeSenderLookup(store: Store) {
-  const first = compileStatement(store, (param) =>
-    store.db
-      .selectFrom('email_senders')
-      .select(['id', 'email'])
-      .where('site_id', '=', param('siteId'))
-      .where('status', '=', 'active')
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(1),
-  );
-  return (siteId: string) => first.get({ siteId });
+export function activeSender(db: Kysely<Database>, siteId: string): Promise<{ id: string; email: string } | undefined> {
+  return firstActiveSender.first(db, { siteId });
 }

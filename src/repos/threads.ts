@@ -4,8 +4,7 @@
  * lists). The reply endpoint reuses `requireThread`.
  */
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { compileStatement, rowInsert } from '../db/compiled.js';
-import type { Store } from '../db/connection.js';
+import { insertRow, precompiledQuery } from '../db/compiled.js';
 import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { THREAD_STATUSES } from '../domain/enums.js';
@@ -213,42 +212,43 @@ export async function listThreadMessages(db: Kysely<Database>, threadId: string,
   return { items: rows.map(toThreadMessage), total };
 }
 
+const outboxByStatus = precompiledQuery((db) =>
+  db
+    .selectFrom('thread_messages')
+    .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+    .where('direction', '=', sql.lit<ThreadMessageRow['direction']>('outbound'))
+    .groupBy('status'),
+);
+
 /**
  * Outbound reply messages (the outbox) by status, every status present (0 when none), for the
  * `outreach_outbox_messages` gauge (decisions.md §15). One grouped scan of `thread_messages`.
  */
-export function countOutboxMessagesByStatus(store: Store): Record<ThreadMessageRow['status'], number> {
+export async function countOutboxMessagesByStatus(
+  db: Kysely<Database>,
+): Promise<Record<ThreadMessageRow['status'], number>> {
   const counts: Record<ThreadMessageRow['status'], number> = { queued: 0, sent: 0, failed: 0 };
-  const byStatus = compileStatement(store, () =>
-    store.db
-      .selectFrom('thread_messages')
-      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
-      .where('direction', '=', sql.lit<ThreadMessageRow['direction']>('outbound'))
-      .groupBy('status'),
-  );
-  for (const row of byStatus.all({})) counts[row.status] = row.n;
+  for (const row of await outboxByStatus.all(db, {})) counts[row.status] = Number(row.n);
   return counts;
 }
 
+const outbound = precompiledQuery((db, param) =>
+  db
+    .updateTable('threads')
+    .set((eb) => ({
+      outbound_count: eb('outbound_count', '+', 1),
+      last_outbound_at: param('now'),
+      updated_at: param('now'),
+    }))
+    .where('id', '=', param('threadId')),
+);
+
 /**
  * Counts one more outbound message on thread `threadId` at `now`: `outbound_count + 1`,
- * `last_outbound_at` and `updated_at`. Compiled and prepared once per store; synchronous, for
- * the reply's idempotency transaction.
+ * `last_outbound_at` and `updated_at` (the reply's idempotency transaction).
  */
-export function outboundCounter(store: Store) {
-  const count = compileStatement(store, (param) =>
-    store.db
-      .updateTable('threads')
-      .set((eb) => ({
-        outbound_count: eb('outbound_count', '+', 1),
-        last_outbound_at: param('now'),
-        updated_at: param('now'),
-      }))
-      .where('id', '=', param('threadId')),
-  );
-  return (threadId: string, now: string): void => {
-    count.run({ threadId, now });
-  };
+export async function countOutbound(db: Kysely<Database>, threadId: string, now: string): Promise<void> {
+  await outbound.run(db, { threadId, now });
 }
 
 /** A reply to queue in the outbox: its thread, sender, addresses and text. */
@@ -261,100 +261,95 @@ export interface QueuedReply {
   body: string;
 }
 
+// The literals keep the partial index `thread_messages_outbox` (WHERE status = 'queued') usable.
+const queued = sql.lit<ThreadMessageRow['status']>('queued');
+const outboundLiteral = sql.lit<ThreadMessageRow['direction']>('outbound');
+
+const lastSubject = precompiledQuery((db, param) =>
+  db
+    .selectFrom('thread_messages')
+    .select('subject')
+    .where('thread_id', '=', param('threadId'))
+    .where('subject', 'is not', null)
+    .orderBy((eb) => eb.fn.coalesce('sent_at', 'created_at'), 'desc')
+    .orderBy('id', 'desc')
+    .limit(1),
+);
+
+const due = precompiledQuery((db, param) =>
+  db
+    .selectFrom('thread_messages as m')
+    .leftJoin('email_senders as s', 's.id', 'm.sender_id')
+    .selectAll('m')
+    .select(['s.display_name', 's.reply_to_email'])
+    .where('m.status', '=', queued)
+    .where('m.direction', '=', outboundLiteral)
+    .where('m.next_attempt_at', '<=', param('now'))
+    .where('m.attempts', '<', param<number>('maxAttempts'))
+    .orderBy('m.next_attempt_at')
+    .orderBy('m.id')
+    .limit(param<number>('limit')),
+);
+
+const lease = precompiledQuery((db, param) =>
+  db
+    .updateTable('thread_messages')
+    .set({ attempts: param<number>('attempt'), next_attempt_at: param('retryAt'), updated_at: param('now') })
+    .where('id', '=', param('id'))
+    .where('status', '=', queued)
+    .where('attempts', '=', param<number>('attempts')),
+);
+
+const sent = precompiledQuery((db, param) =>
+  db
+    .updateTable('thread_messages')
+    .set({
+      status: 'sent',
+      sent_at: param('now'),
+      next_attempt_at: null,
+      last_error: null,
+      updated_at: param('now'),
+    })
+    .where('id', '=', param('id')),
+);
+
+const failed = precompiledQuery((db, param) =>
+  db
+    .updateTable('thread_messages')
+    .set({ status: 'failed', next_attempt_at: null, last_error: param('error'), updated_at: param('now') })
+    .where('id', '=', param('id')),
+);
+
+const retry = precompiledQuery((db, param) =>
+  db
+    .updateTable('thread_messages')
+    .set({ last_error: param('error'), updated_at: param('now') })
+    .where('id', '=', param('id')),
+);
+
+const exhausted = precompiledQuery((db, param) =>
+  db
+    .updateTable('thread_messages')
+    .set({
+      status: 'failed',
+      next_attempt_at: null,
+      updated_at: param('now'),
+      last_error: sql<string>`'the process stopped during attempt ' || attempts || ' of ' || ${param<number>('max')} || '; whether the relay accepted it is unknown, and it is not attempted again'`,
+    })
+    .where('status', '=', queued)
+    .where('direction', '=', outboundLiteral)
+    .where('next_attempt_at', 'is not', null)
+    .where('attempts', '>=', param<number>('max')),
+);
+
 /**
- * The outbox's statements on `thread_messages` (decisions.md §7, §10), compiled and prepared once
- * per store; all synchronous, so the queueing side runs inside the reply's idempotency
- * transaction. Date-times are ISO 8601 strings. The delivery rules are `src/workers/outbox.ts`'s.
+ * The outbox's statements on `thread_messages` (decisions.md §7, §10), each compiled once; the
+ * queueing side runs inside the reply's idempotency transaction (give it that transaction).
+ * Date-times are ISO 8601 strings. The delivery rules are `src/workers/outbox.ts`'s.
  */
-export class OutboxMessages {
-  private readonly insert;
-  private readonly lastSubject;
-  private readonly due;
-  private readonly lease;
-  private readonly sent;
-  private readonly failed;
-  private readonly retry;
-  private readonly exhausted;
-
-  constructor(store: Store) {
-    const { db } = store;
-    this.insert = rowInsert(store, 'thread_messages');
-    this.lastSubject = compileStatement(store, (param) =>
-      db
-        .selectFrom('thread_messages')
-        .select('subject')
-        .where('thread_id', '=', param('threadId'))
-        .where('subject', 'is not', null)
-        .orderBy((eb) => eb.fn.coalesce('sent_at', 'created_at'), 'desc')
-        .orderBy('id', 'desc')
-        .limit(1),
-    );
-    // The literals keep the partial index `thread_messages_outbox` (WHERE status = 'queued') usable.
-    const queued = sql.lit<ThreadMessageRow['status']>('queued');
-    this.due = compileStatement(store, (param) =>
-      db
-        .selectFrom('thread_messages as m')
-        .leftJoin('email_senders as s', 's.id', 'm.sender_id')
-        .selectAll('m')
-        .select(['s.display_name', 's.reply_to_email'])
-        .where('m.status', '=', queued)
-        .where('m.direction', '=', sql.lit<ThreadMessageRow['direction']>('outbound'))
-        .where('m.next_attempt_at', '<=', param('now'))
-        .where('m.attempts', '<', param<number>('maxAttempts'))
-        .orderBy('m.next_attempt_at')
-        .orderBy('m.id')
-        .limit(param<number>('limit')),
-    );
-    this.lease = compileStatement(store, (param) =>
-      db
-        .updateTable('thread_messages')
-        .set({ attempts: param<number>('attempt'), next_attempt_at: param('retryAt'), updated_at: param('now') })
-        .where('id', '=', param('id'))
-        .where('status', '=', queued)
-        .where('attempts', '=', param<number>('attempts')),
-    );
-    this.sent = compileStatement(store, (param) =>
-      db
-        .updateTable('thread_messages')
-        .set({
-          status: 'sent',
-          sent_at: param('now'),
-          next_attempt_at: null,
-          last_error: null,
-          updated_at: param('now'),
-        })
-        .where('id', '=', param('id')),
-    );
-    this.failed = compileStatement(store, (param) =>
-      db
-        .updateTable('thread_messages')
-        .set({ status: 'failed', next_attempt_at: null, last_error: param('error'), updated_at: param('now') })
-        .where('id', '=', param('id')),
-    );
-    this.retry = compileStatement(store, (param) =>
-      db
-        .updateTable('thread_messages')
-        .set({ last_error: param('error'), updated_at: param('now') })
-        .where('id', '=', param('id')),
-    );
-    this.exhausted = compileStatement(store, (param) =>
-      db
-        .updateTable('thread_messages')
-        .set({
-          status: 'failed',
-          next_attempt_at: null,
-          updated_at: param('now'),
-          last_error: sql<string>`'the process stopped during attempt ' || attempts || ' of ' || ${param<number>('max')} || '; whether the relay accepted it is unknown, and it is not attempted again'`,
-        })
-        .where('status', '=', queued)
-        .where('direction', '=', sql.lit<ThreadMessageRow['direction']>('outbound'))
-        .where('next_attempt_at', 'is not', null)
-        .where('attempts', '>=', param<number>('max')),
-    );
-  }
-
-  /** Inserts `reply` as an outbound message `queued` and due at `now`; returns its id (`msg_…`). */
-  enqueue(reply: QueuedReply, now: string): string {
+export const outboxMessages = {
+  /** Inserts `reply` as an outbound message `queued` and due at `now`; resolves with its id (`msg_…`). */
+  async enqueue(db: Kysely<Database>, reply: QueuedReply, now: string): Promise<string> {
     const row: ThreadMessageRow = {
       id: newId('msg'),
       thread_id: reply.threadId,
@@ -373,53 +368,53 @@ export class OutboxMessages {
       created_at: now,
       updated_at: now,
     };
-    this.insert(row);
+    await insertRow(db, 'thread_messages', row);
     return row.id;
-  }
+  },
 
   /** The subject of the thread's latest message that has one (sent, else created, last), if any. */
-  latestSubject(threadId: string): string | null | undefined {
-    return this.lastSubject.get({ threadId })?.subject;
-  }
+  async latestSubject(db: Kysely<Database>, threadId: string): Promise<string | null | undefined> {
+    return (await lastSubject.first(db, { threadId }))?.subject;
+  },
 
   /**
    * Up to `limit` outbound messages `queued`, due at `now` and with fewer than `maxAttempts`
    * attempts, soonest first, with their sender's `display_name` and `reply_to_email`.
    */
-  dueMessages(now: string, maxAttempts: number, limit: number) {
-    return this.due.all({ now, maxAttempts, limit });
-  }
+  dueMessages(db: Kysely<Database>, now: string, maxAttempts: number, limit: number) {
+    return due.all(db, { now, maxAttempts, limit });
+  },
 
   /**
    * Counts attempt `attempts + 1` of message `id` and moves its `next_attempt_at` to `retryAt`,
    * in one statement, if it is still `queued` with `attempts` attempts; false when it is not
    * (another pass took it).
    */
-  leaseAttempt(id: string, attempts: number, retryAt: string, now: string): boolean {
-    return this.lease.run({ id, attempts, attempt: attempts + 1, retryAt, now }) > 0;
-  }
+  async leaseAttempt(db: Kysely<Database>, id: string, attempts: number, retryAt: string, now: string) {
+    return (await lease.run(db, { id, attempts, attempt: attempts + 1, retryAt, now })) > 0;
+  },
 
   /** The relay accepted message `id`: `sent` at `now`, nothing due. */
-  markSent(id: string, now: string): void {
-    this.sent.run({ id, now });
-  }
+  async markSent(db: Kysely<Database>, id: string, now: string): Promise<void> {
+    await sent.run(db, { id, now });
+  },
 
   /** Message `id` is given up: `failed` with `error`, nothing due. */
-  markFailed(id: string, error: string, now: string): void {
-    this.failed.run({ id, error, now });
-  }
+  async markFailed(db: Kysely<Database>, id: string, error: string, now: string): Promise<void> {
+    await failed.run(db, { id, error, now });
+  },
 
   /** An attempt of message `id` failed and is retried when its lease said: records `error`. */
-  noteRetry(id: string, error: string, now: string): void {
-    this.retry.run({ id, error, now });
-  }
+  async noteRetry(db: Kysely<Database>, id: string, error: string, now: string): Promise<void> {
+    await retry.run(db, { id, error, now });
+  },
 
   /**
    * Marks `failed` the outbound messages still `queued` with `max` attempts or more used (a
-   * process stopped during their last attempt, or `outbox.maxAttempts` was lowered); returns how
-   * many. Call only when no attempt of this process is under way.
+   * process stopped during their last attempt, or `outbox.maxAttempts` was lowered); resolves
+   * with how many. Call only when no attempt of this process is under way.
    */
-  failExhausted(max: number, now: string): number {
-    return this.exhausted.run({ max, now });
-  }
-}
+  failExhausted(db: Kysely<Database>, max: number, now: string): Promise<number> {
+    return exhausted.run(db, { max, now });
+  },
+};

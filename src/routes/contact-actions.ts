@@ -8,7 +8,7 @@ import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } fr
 import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
-import { requireContactRow, toContact, contactVerification } from '../repos/contacts.js';
+import { requireContactRow, toContact, setContactVerification } from '../repos/contacts.js';
 import { requireProspect } from '../repos/prospects.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Contact } from '../schemas/resources.js';
@@ -20,7 +20,7 @@ import {
   SiteIdParam,
   jsonRequestBody,
 } from '../schemas/writes.js';
-import { ContactDiscovery, prospectFacts } from '../workers/contact-discovery.js';
+import { contactDiscovery, prospectFacts } from '../workers/contact-discovery.js';
 import { requireCallerProject, requireCallerSite } from './lookups.js';
 
 const DISCOVERY_PATH = '/prospects/{prospectId}/contact-discovery';
@@ -73,8 +73,6 @@ const verifyRoute = (group: Group, maxBodyBytes: number) =>
 export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config, providers } = deps;
   const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal);
-  const discovery = new ContactDiscovery(store);
-  const setVerification = contactVerification(store);
   const { maxBodyBytes } = config.limits;
 
   for (const group of GROUPS) {
@@ -101,10 +99,20 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
         // A finder that must work outside the service (crawling) defers: the search becomes a job.
         prepare: async ({ facts }) =>
           finder.defers(facts) ? null : await finder.find(facts).catch(providerFailure(deps.logger, 'contact finder')),
-        commit: ({ place }, candidates, now) =>
+        commit: async (trx, { place }, candidates, now) =>
           candidates === null
-            ? { status: 202, data: { outcome: 'queued' as const, contact: null, job: discovery.enqueue(place, now) } }
-            : { status: 200, data: { ...discovery.save(place, candidates, finder.name, now), job: null } },
+            ? {
+                status: 202,
+                data: {
+                  outcome: 'queued' as const,
+                  contact: null,
+                  job: await contactDiscovery.enqueue(trx, place, now),
+                },
+              }
+            : {
+                status: 200,
+                data: { ...(await contactDiscovery.save(trx, place, candidates, finder.name, now)), job: null },
+              },
       });
       if (response.status === 202) deps.notify?.('discovery');
       return response;
@@ -130,9 +138,12 @@ export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps):
           },
           prepare: (contact) =>
             providers.verifier.verify(contact.email).catch(providerFailure(deps.logger, 'address verifier')),
-          commit: (contact, verdict, now) => {
+          commit: async (trx, contact, verdict, now) => {
             // The contact was read in `check` inside the caller's project: it is there.
-            return { status: 200, data: toContact(setVerification(contact.id, verdict.status, now)!) };
+            return {
+              status: 200,
+              data: toContact((await setContactVerification(trx, contact.id, verdict.status, now))!),
+            };
           },
         },
       );

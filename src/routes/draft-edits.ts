@@ -5,13 +5,14 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { isoAt } from '../domain/clock.js';
+import { inTransaction } from '../db/connection.js';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } from '../http/groups.js';
 import { IdempotencyKeys, groupOperation, providerFailure } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { requireContactRow } from '../repos/contacts.js';
-import { DraftWrites, type DraftRecord, requireDraft, toDraftMessage } from '../repos/drafts.js';
+import { draftWrites, type DraftRecord, requireDraft, toDraftMessage } from '../repos/drafts.js';
 import { requireProspect } from '../repos/prospects.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Draft } from '../schemas/resources.js';
@@ -74,7 +75,6 @@ const regenerateRoute = (group: Group, maxBodyBytes: number) =>
 export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config, providers } = deps;
   const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal);
-  const writes = new DraftWrites(store);
   const { maxBodyBytes } = config.limits;
 
   for (const group of GROUPS) {
@@ -84,11 +84,11 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       const { site } = await requireCallerSite(c, store.db, group, params);
       const draft = await requireDraft(store.db, site.id, params.draftId);
       requireWritablePlan(c, clock);
-      store.transaction(() => {
+      await inTransaction(store.db, async (trx) => {
         const now = isoAt(clock.now());
         // A draft without a message (possible in imported data) gets its first one.
-        if (draft.message) writes.editMessage(draft.id, draft.message.id, { subject, body }, now);
-        else writes.addMessage(draft.id, { subject, body }, now);
+        if (draft.message) await draftWrites.editMessage(trx, draft.id, draft.message.id, { subject, body }, now);
+        else await draftWrites.addMessage(trx, draft.id, { subject, body }, now);
       });
       return c.json({ ok: true as const, data: await requireDraft(store.db, site.id, draft.id) }, 200);
     });
@@ -136,8 +136,9 @@ export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
                 previous: draft.message ? { subject: draft.message.subject, body: draft.message.body } : null,
               })
               .catch(providerFailure(deps.logger, 'message generator')),
-          commit: ({ draft }, generated, now) => {
-            const row = writes.addMessage(
+          commit: async (trx, { draft }, generated, now) => {
+            const row = await draftWrites.addMessage(
+              trx,
               draft.id,
               {
                 subject: generated.subject,

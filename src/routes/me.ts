@@ -1,7 +1,7 @@
 /** `GET /me`: the calling account, its token and its limits (contract §2 "Account"). */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { MAX_ACTIVE_TOKENS, meStatement } from '../repos/tokens.js';
+import { MAX_ACTIVE_TOKENS, meQuery } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Me } from '../schemas/me.js';
 import { isoAt } from '../domain/clock.js';
@@ -18,12 +18,11 @@ const getMe = createRoute({
 
 export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const { store, config, clock } = deps;
-  const me = meStatement(store);
-  app.openapi(getMe, (c) => {
+  app.openapi(getMe, async (c) => {
     const { account, tokenId } = c.get('caller');
     // The caller's token was just authenticated: its row is there.
-    const token = me.get({ tokenId, now: isoAt(clock.now()) })!;
-    const projects = token.project_count ?? 0;
+    const token = (await meQuery.first(store.db, { tokenId, now: isoAt(clock.now()) }))!;
+    const projects = Number(token.project_count ?? 0);
     return c.json(
       {
         ok: true as const,
@@ -48,7 +47,7 @@ export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           },
           projectCount: projects,
           workspaceCount: projects,
-          activeTokenCount: token.active_token_count ?? 0,
+          activeTokenCount: Number(token.active_token_count ?? 0),
           limits: {
             requestsPerMinute: config.limits.requestsPerMinute,
             activeTokensPerAccount: MAX_ACTIVE_TOKENS,

@@ -11,12 +11,12 @@ import { GROUPS, type Group, groupIdOf, groupParams, groupPath, operationId } fr
 import { IdempotencyKeys, groupOperation } from '../http/middleware/idempotency.js';
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
-import { activeSenderLookup } from '../repos/email-accounts.js';
-import { outboundCounter, requireThread, threadRecordId } from '../repos/threads.js';
+import { activeSender } from '../repos/email-accounts.js';
+import { countOutbound, requireThread, threadRecordId } from '../repos/threads.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { ReplyResult } from '../schemas/resources.js';
 import { ReplyBody, SiteIdParam, ThreadIdParam, jsonRequestBody } from '../schemas/writes.js';
-import { Outbox } from '../workers/outbox.js';
+import { outbox } from '../workers/outbox.js';
 import { requireCallerSite } from './lookups.js';
 
 const REPLY_PATH = '/sites/{siteId}/threads/{threadId}/replies';
@@ -48,9 +48,6 @@ const replyRoute = (group: Group, maxBodyBytes: number) =>
 export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config } = deps;
   const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal);
-  const outbox = new Outbox(store);
-  const activeSender = activeSenderLookup(store);
-  const countOutbound = outboundCounter(store);
 
   for (const group of GROUPS) {
     app.openapi(replyRoute(group, config.limits.maxBodyBytes), async (c) => {
@@ -67,7 +64,7 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           const { site } = await requireCallerSite(c, store.db, group, params);
           const thread = await requireThread(store.db, site.id, ids.threadId);
           requireWritablePlan(c, clock);
-          const sender = activeSender(site.id);
+          const sender = await activeSender(store.db, site.id);
           if (!sender) {
             throw validationError([
               {
@@ -78,19 +75,24 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           }
           return { thread, sender };
         },
-        commit: ({ thread, sender }, _: undefined, now) => {
-          outbox.enqueue(
+        commit: async (trx, { thread, sender }, _: undefined, now) => {
+          await outbox.enqueue(
+            trx,
             {
               threadId: thread.id,
               sender,
               to: [thread.contact.email],
               cc: body.ccEmails ?? [],
-              subject: outbox.replySubject(thread.id, `Re: ${thread.prospect.title ?? thread.prospect.domain}`),
+              subject: await outbox.replySubject(
+                trx,
+                thread.id,
+                `Re: ${thread.prospect.title ?? thread.prospect.domain}`,
+              ),
               body: body.body,
             },
             now,
           );
-          countOutbound(thread.id, now);
+          await countOutbound(trx, thread.id, now);
           return { status: 202, data: { threadId: thread.id, status: 'queued' as const } };
         },
       });

@@ -311,10 +311,10 @@ function addMagicRecords(doc: DemoDocument): void {
  * @returns the import summary and `DEMO_TOKEN`, acct_demo's raw token with every scope.
  * @throws ImportError when the store refuses the data (e.g. acct_demo already has 10 other active tokens).
  */
-export function seedDemo(
+export async function seedDemo(
   store: Store,
   options: { nowIso?: string; seed?: number } = {},
-): { summary: ImportSummary; token: string } {
-  const summary = importDocument(store, buildDemoDocument(options.seed), { nowIso: options.nowIso });
+): Promise<{ summary: ImportSummary; token: string }> {
+  const summary = await importDocument(store, buildDemoDocument(options.seed), { nowIso: options.nowIso });
   return { summary, token: DEMO_TOKEN };
 }

@@ -13,9 +13,12 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { ContactCandidate, ContactFinder, ProspectFacts } from '../providers/index.js';
-import { DiscoveredContacts, type ContactRecord } from '../repos/contacts.js';
+import type { Kysely } from 'kysely';
+import { inTransaction } from '../db/connection.js';
+import type { Database } from '../db/schema.js';
+import { type ContactRecord, saveDiscoveredContact } from '../repos/contacts.js';
 import {
-  ContactDiscoveryJobs,
+  contactDiscoveryJobs as jobs,
   type DiscoveryJobRecord,
   type DiscoveryJobRow,
   type ProspectPlace,
@@ -52,30 +55,28 @@ export const prospectFacts = (p: {
 });
 
 /** The writes of contact discovery (the route's and the worker's), over the store's repositories. */
-export class ContactDiscovery {
-  private readonly contacts;
-  private readonly jobs;
-
-  constructor(store: Store) {
-    this.contacts = new DiscoveredContacts(store);
-    this.jobs = new ContactDiscoveryJobs(store);
-  }
-
+export const contactDiscovery = {
   /**
-   * Inside a transaction: the best candidate as a contact of the prospect — the one it already
-   * has with that address (case-insensitive), or a new one.
+   * In a transaction: the best candidate as a contact of the prospect — the one it already has
+   * with that address (case-insensitive), or a new one.
    */
-  save(prospect: ProspectPlace, candidates: ContactCandidate[], provider: string, nowIso: string): DiscoveryOutcome {
+  async save(
+    trx: Kysely<Database>,
+    prospect: ProspectPlace,
+    candidates: ContactCandidate[],
+    provider: string,
+    nowIso: string,
+  ): Promise<DiscoveryOutcome> {
     const best = candidates[0];
     if (!best) return { outcome: 'not_found', contact: null };
-    return this.contacts.save(prospect, best, provider, nowIso);
-  }
+    return saveDiscoveredContact(trx, prospect, best, provider, nowIso);
+  },
 
-  /** Inside a transaction: a queued `contact_discovery` job for the prospect, due now. */
-  enqueue(prospect: ProspectPlace, nowIso: string): DiscoveryJobRecord {
-    return this.jobs.enqueue(prospect, DISCOVERY_MAX_ATTEMPTS, nowIso);
-  }
-}
+  /** In a transaction: a queued `contact_discovery` job for the prospect, due now. */
+  enqueue(trx: Kysely<Database>, prospect: ProspectPlace, nowIso: string): Promise<DiscoveryJobRecord> {
+    return jobs.enqueue(trx, prospect, DISCOVERY_MAX_ATTEMPTS, nowIso);
+  },
+};
 
 export interface DiscoveryWorkerDeps {
   store: Store;
@@ -85,36 +86,41 @@ export interface DiscoveryWorkerDeps {
   logger: Logger;
 }
 
-/** Queues again the API's jobs left `running` by a process that stopped; returns how many. */
-export function recoverInterruptedJobs(store: Store, nowIso: string): number {
-  return new ContactDiscoveryJobs(store).recoverInterrupted(nowIso);
+/** Queues again the API's jobs left `running` by a process that stopped; resolves with how many. */
+export function recoverInterruptedJobs(store: Store, nowIso: string): Promise<number> {
+  return jobs.recoverInterrupted(store.db, nowIso);
 }
 
 /** The worker that runs queued contact-discovery jobs (polling every `outbox.pollIntervalMs`). */
 export function createDiscoveryWorker({ store, clock, config, finder, logger }: DiscoveryWorkerDeps): Worker {
-  const discovery = new ContactDiscovery(store);
-  const jobs = new ContactDiscoveryJobs(store);
-
   const queue: LeasedQueue<DiscoveryJobRow> = {
-    due: (now, limit) => jobs.dueJobs(isoAt(now), limit),
-    lease: (job, now) => (jobs.claimAttempt(job.id, isoAt(now)) ? job.current_attempt + 1 : null),
+    due: (now, limit) => jobs.dueJobs(store.db, isoAt(now), limit),
+    lease: async (job, now) =>
+      (await jobs.claimAttempt(store.db, job.id, isoAt(now))) ? job.current_attempt + 1 : null,
     attempt: async (job) => {
       const prospectRow = job.subject_id ? await findProspectRow(store.db, job.subject_id) : undefined;
       if (!prospectRow) {
-        jobs.finishJob(job.id, { status: 'failed', error: 'the prospect no longer exists' }, isoAt(clock.now()));
+        await jobs.finishJob(
+          store.db,
+          job.id,
+          { status: 'failed', error: 'the prospect no longer exists' },
+          isoAt(clock.now()),
+        );
         return;
       }
       const prospect = toProspect(prospectRow);
       const candidates = await finder.find(prospectFacts(prospect));
-      store.transaction(() => {
+      await inTransaction(store.db, async (trx) => {
         const now = isoAt(clock.now());
-        const result = discovery.save(
+        const result = await contactDiscovery.save(
+          trx,
           { id: prospect.id, siteId: prospectRow.site_id, projectId: prospectRow.project_id },
           candidates,
           finder.name,
           now,
         );
-        jobs.finishJob(
+        await jobs.finishJob(
+          trx,
           job.id,
           result.outcome === 'not_found'
             ? { status: 'failed', error: 'no contact address was found' }
@@ -123,9 +129,9 @@ export function createDiscoveryWorker({ store, clock, config, finder, logger }: 
         );
       });
     },
-    failed: (job, { error, givenUp, now, retryAt }) => {
-      if (givenUp) jobs.finishJob(job.id, { status: 'failed', error }, isoAt(now));
-      else jobs.retryLater(job.id, isoAt(retryAt), error, isoAt(now));
+    failed: async (job, { error, givenUp, now, retryAt }) => {
+      if (givenUp) await jobs.finishJob(store.db, job.id, { status: 'failed', error }, isoAt(now));
+      else await jobs.retryLater(store.db, job.id, isoAt(retryAt), error, isoAt(now));
     },
     maxAttempts: (job) => job.max_attempts,
     failureLog: { message: 'contact discovery attempt failed', fields: (job) => ({ jobId: job.id }) },

@@ -27,7 +27,7 @@ export interface Workers {
   /** The backlink monitor (decisions.md §13); its timer runs only when `monitor.enabled`. */
   monitor: Worker;
   /** Recovers what a stopped process left mid-way, then starts every timer. */
-  start(): void;
+  start(): Promise<void>;
   /** True from `start()` until `stop()` (for `/readyz`). */
   readonly running: boolean;
   stop(): Promise<void>;
@@ -49,7 +49,7 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
   const purge = createWorker(
     'idempotency-purge',
     PURGE_INTERVAL_MS,
-    async () => purgeExpiredKeys(store, isoAt(clock.now())),
+    () => purgeExpiredKeys(store.db, isoAt(clock.now())),
     logger,
   );
   const monitor = createMonitorWorker({ store, clock, config, logger, metrics });
@@ -60,10 +60,10 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
     discovery,
     purge,
     monitor,
-    start() {
+    async start() {
       // No request is served yet: whatever is in flight belongs to a process that is gone.
-      const released = releaseAbandonedKeys(store);
-      const requeued = recoverInterruptedJobs(store, isoAt(clock.now()));
+      const released = await releaseAbandonedKeys(store.db);
+      const requeued = await recoverInterruptedJobs(store, isoAt(clock.now()));
       if (released || requeued)
         logger.log('info', 'recovered interrupted work', { releasedIdempotencyKeys: released, requeuedJobs: requeued });
       for (const worker of all) worker.start();

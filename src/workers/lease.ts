@@ -36,15 +36,15 @@ export interface AttemptFailure {
 /** What one kind of queued work supplies to the pass. */
 export interface LeasedQueue<T, R = void> {
   /** Up to `limit` items due at `now` (ms since the epoch), in the order to attempt them. */
-  due(now: number, limit: number): T[];
-  /** Leases `item` for its next attempt at `now`; returns that attempt's number (1 for the first), or null when another pass took it. */
-  lease(item: T, now: number): number | null;
+  due(now: number, limit: number): Promise<T[]>;
+  /** Leases `item` for its next attempt at `now`; resolves with that attempt's number (1 for the first), or null when another pass took it. */
+  lease(item: T, now: number): Promise<number | null>;
   /** The attempt itself; a throw is a failed attempt. */
   attempt(item: T, attempt: number): Promise<R>;
   /** Records a successful attempt; a throw fails the pass (it is not a failed attempt). */
-  succeeded?(item: T, result: R): void;
+  succeeded?(item: T, result: R): Promise<void>;
   /** Records a failed attempt: due again at `failure.retryAt`, or failed for good when `failure.givenUp`. */
-  failed(item: T, failure: AttemptFailure): void;
+  failed(item: T, failure: AttemptFailure): Promise<void>;
   /** Attempts `item` is allowed in all. */
   maxAttempts(item: T): number;
   /** The warning logged for a failed attempt, and the fields that name the item in it. */
@@ -73,10 +73,10 @@ export function leasedPass<T, R>(
   { clock, logger, batch, backoffMs }: LeasedPassOptions,
 ): (stopping?: AbortSignal) => Promise<number> {
   return async (stopping) => {
-    const items = queue.due(clock.now(), batch);
+    const items = await queue.due(clock.now(), batch);
     for (const item of items) {
       if (stopping?.aborted) break;
-      const attempt = queue.lease(item, clock.now());
+      const attempt = await queue.lease(item, clock.now());
       if (attempt === null) continue;
       let result: R;
       try {
@@ -86,7 +86,7 @@ export function leasedPass<T, R>(
         const retryable = !(error instanceof ProviderError) || error.retryable;
         const now = clock.now();
         const givenUp = !retryable || attempt >= queue.maxAttempts(item);
-        queue.failed(item, {
+        await queue.failed(item, {
           attempt,
           error: message,
           retryable,
@@ -102,7 +102,7 @@ export function leasedPass<T, R>(
         });
         continue;
       }
-      queue.succeeded?.(item, result);
+      await queue.succeeded?.(item, result);
     }
     return items.length;
   };

@@ -100,15 +100,13 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
 
   const fetched: { row: MonitorCandidate; outcome: FetchOutcome; error: string | null }[] = [];
   let timer: NodeJS.Timeout | undefined;
-  const commit = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    const items = fetched.splice(0);
-    if (items.length === 0) return;
-    let checks: ReturnType<typeof recordBacklinkChecks>;
+  // Groups are written one after another, in the order they were cut; `written` is the last one's.
+  let written: Promise<void> = Promise.resolve();
+  const write = async (items: typeof fetched) => {
+    let checks: Awaited<ReturnType<typeof recordBacklinkChecks>>;
     try {
-      checks = recordBacklinkChecks(
-        store,
+      checks = await recordBacklinkChecks(
+        store.db,
         items.map((item) => ({
           backlinkId: item.row.id,
           decide: (previous) => {
@@ -145,9 +143,17 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
       options.onCheck?.({ backlinkId: items[i]!.row.id, status: check.status, error: items[i]!.error });
     });
   };
+  /** Cuts the checks fetched so far into a group to write after the groups before it; resolves when it is written. */
+  const commit = (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    const items = fetched.splice(0);
+    if (items.length > 0) written = written.then(() => write(items));
+    return written;
+  };
   const record = (row: MonitorCandidate, outcome: FetchOutcome) => {
     fetched.push({ row, outcome, error: null });
-    if (fetched.length >= COMMIT_AT) commit();
+    if (fetched.length >= COMMIT_AT) void commit();
     else timer ??= setTimeout(commit, COMMIT_EVERY_MS);
   };
 
@@ -185,7 +191,7 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
     options.signal?.removeEventListener('abort', stop);
     scheduler.stop();
     await scheduler.idle();
-    commit();
+    await commit();
     fetcher.close();
   }
   summary.ms = Math.round(performance.now() - started);

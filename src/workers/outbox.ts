@@ -28,32 +28,28 @@ import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { MailTransport } from '../providers/index.js';
-import { OutboxMessages, type QueuedReply } from '../repos/threads.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { outboxMessages as messages, type QueuedReply } from '../repos/threads.js';
 import { leasedPass, retryDelayMs, type LeasedQueue } from './lease.js';
 import { createWorker, type Worker } from './worker.js';
 
 const BATCH = 20;
 
-/** The queueing side of the outbox, for the reply route. */
-export class Outbox {
-  private readonly messages;
-
-  constructor(store: Store) {
-    this.messages = new OutboxMessages(store);
-  }
-
+/** The queueing side of the outbox, for the reply route (in its idempotency transaction). */
+export const outbox = {
   /** "Re: " + the thread's latest subject (not doubled), or `fallback`. */
-  replySubject(threadId: string, fallback: string): string {
-    const subject = this.messages.latestSubject(threadId)?.trim();
+  async replySubject(db: Kysely<Database>, threadId: string, fallback: string): Promise<string> {
+    const subject = (await messages.latestSubject(db, threadId))?.trim();
     if (!subject) return fallback;
     return /^re:/i.test(subject) ? subject : `Re: ${subject}`;
-  }
+  },
 
-  /** Inside a transaction: a queued outbound message, due now; returns its id. */
-  enqueue(reply: QueuedReply, nowIso: string): string {
-    return this.messages.enqueue(reply, nowIso);
-  }
-}
+  /** In a transaction: a queued outbound message, due now; resolves with its id. */
+  enqueue(trx: Kysely<Database>, reply: QueuedReply, nowIso: string): Promise<string> {
+    return messages.enqueue(trx, reply, nowIso);
+  },
+};
 
 export interface OutboxWorkerDeps {
   store: Store;
@@ -68,15 +64,20 @@ export interface OutboxWorkerDeps {
 /** The delivery worker (polling every `outbox.pollIntervalMs`). */
 export function createOutboxWorker({ store, clock, config, mail, logger, metrics }: OutboxWorkerDeps): Worker {
   const { backoffMs, maxAttempts } = config.outbox;
-  const messages = new OutboxMessages(store);
-  type Due = ReturnType<typeof messages.dueMessages>[number];
+  type Due = Awaited<ReturnType<typeof messages.dueMessages>>[number];
 
   const delivery: LeasedQueue<Due> = {
-    due: (now, limit) => messages.dueMessages(isoAt(now), maxAttempts, limit),
+    due: (now, limit) => messages.dueMessages(store.db, isoAt(now), maxAttempts, limit),
     // The attempt is counted and its retry scheduled before it starts, in one committed statement,
     // so a process killed mid-send retries it then, once.
-    lease: (m, now) =>
-      messages.leaseAttempt(m.id, m.attempts, isoAt(now + retryDelayMs(backoffMs, m.attempts + 1)), isoAt(now))
+    lease: async (m, now) =>
+      (await messages.leaseAttempt(
+        store.db,
+        m.id,
+        m.attempts,
+        isoAt(now + retryDelayMs(backoffMs, m.attempts + 1)),
+        isoAt(now),
+      ))
         ? m.attempts + 1
         : null,
     attempt: async (m, attempt) => {
@@ -95,14 +96,14 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
     },
     // The relay accepted it: record that first (the duplicate window of decisions.md §7). If
     // this throws, the pass fails and the leased attempt is retried after its backoff.
-    succeeded: (m) => {
-      messages.markSent(m.id, isoAt(clock.now()));
+    succeeded: async (m) => {
+      await messages.markSent(store.db, m.id, isoAt(clock.now()));
       metrics?.outboxDeliveries.inc({ result: 'sent' });
     },
     // A retry is already scheduled by the lease: only the error is recorded.
-    failed: (m, { error, givenUp, now }) => {
-      if (givenUp) messages.markFailed(m.id, error, isoAt(now));
-      else messages.noteRetry(m.id, error, isoAt(now));
+    failed: async (m, { error, givenUp, now }) => {
+      if (givenUp) await messages.markFailed(store.db, m.id, error, isoAt(now));
+      else await messages.noteRetry(store.db, m.id, error, isoAt(now));
       metrics?.outboxDeliveries.inc({ result: givenUp ? 'failed' : 'retry' });
     },
     maxAttempts: () => maxAttempts,
@@ -113,7 +114,7 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
   const step = async (stopping?: AbortSignal) => {
     // Passes never overlap (worker.ts), so at the start of one no attempt of this process is under
     // way: a queued row with its attempts used up was left by a process that stopped mid-attempt.
-    const given = messages.failExhausted(maxAttempts, isoAt(clock.now()));
+    const given = await messages.failExhausted(store.db, maxAttempts, isoAt(clock.now()));
     if (given)
       logger.log('warn', 'replies interrupted during their last delivery attempt marked failed', {
         count: given,

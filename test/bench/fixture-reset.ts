@@ -39,8 +39,8 @@ if (scaleAt >= 0) {
   label = 'demo data (in memory)';
 }
 const store = await openStore(dbPath);
-migrate(store);
-if (scaleAt < 0) (await import('../../src/seed/demo.js')).seedDemo(store);
+await migrate(store);
+if (scaleAt < 0) await (await import('../../src/seed/demo.js')).seedDemo(store);
 const backlinks = (store.sqlite.prepare('SELECT count(*) AS n FROM backlinks').get() as { n: number }).n;
 
 const config = loadConfig(

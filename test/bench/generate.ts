@@ -632,7 +632,7 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
   const started = performance.now();
   const store = await openStore(path);
   try {
-    migrate(store);
+    await migrate(store);
     // Connection settings for a bulk load; the rows are the same either way. temp_store: the
     // statement journals of inserts that fire triggers stay in memory instead of /var/tmp.
     store.sqlite.exec('PRAGMA cache_size = -262144');
@@ -646,40 +646,40 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
     const add = (summary: { counts: Record<string, number> }) => {
       for (const [k, v] of Object.entries(summary.counts)) counts[k] = (counts[k] ?? 0) + v;
     };
-    const timed = (name: string, fn: () => void) => {
+    const timed = async (name: string, fn: () => Promise<void>) => {
       const t = performance.now();
-      fn();
+      await fn();
       perCollection[name] = (performance.now() - t) / 1000;
       log(`  ${name}: ${perCollection[name]!.toFixed(1)} s`);
     };
-    timed('workspace', () => add(importDocument(store, lay.doc, { nowIso })));
+    await timed('workspace', async () => add(await importDocument(store, lay.doc, { nowIso })));
 
-    timed('prospects+contacts+drafts+threads', () => {
+    await timed('prospects+contacts+drafts+threads', async () => {
       const r = new Rng(1);
       const counters = { contacts: 0, drafts: 0, threads: 0 };
       for (let from = 0; from < sizes.prospects; from += CHUNK.prospects) {
         const out: Outreach = { prospects: [], contacts: [], drafts: [], threads: [] };
         for (let i = from; i < Math.min(sizes.prospects, from + CHUNK.prospects); i++)
           prospect(r, i, sizes, lay.siteFor(r, BENCH_SHARE.prospects), out, counters);
-        add(importDocument(store, out, { nowIso }));
+        add(await importDocument(store, out, { nowIso }));
       }
     });
-    timed('leads', () => {
+    await timed('leads', async () => {
       const r = new Rng(2);
       for (let from = 0; from < sizes.leads; from += CHUNK.leads) {
         const leads = [];
         for (let i = from; i < Math.min(sizes.leads, from + CHUNK.leads); i++)
           leads.push(lead(r, i, sizes.leads, lay.siteFor(r, BENCH_SHARE.leads)));
-        add(importDocument(store, { leads }, { nowIso }));
+        add(await importDocument(store, { leads }, { nowIso }));
       }
     });
-    timed('backlinks+checks', () => {
+    await timed('backlinks+checks', async () => {
       const r = new Rng(3);
       for (let from = 0; from < sizes.backlinks; from += CHUNK.backlinks) {
         const backlinks = [];
         for (let i = from; i < Math.min(sizes.backlinks, from + CHUNK.backlinks); i++)
           backlinks.push(backlink(r, i, sizes.backlinks, lay.siteFor(r, BENCH_SHARE.backlinks)));
-        add(importDocument(store, { backlinks }, { nowIso }));
+        add(await importDocument(store, { backlinks }, { nowIso }));
       }
     });
     store.sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)');

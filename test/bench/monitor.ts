@@ -94,9 +94,9 @@ async function main(): Promise<void> {
   try {
     const db = join(dir, 'bench.db');
     const store = await openStore(db);
-    migrate(store);
+    await migrate(store);
     const clock = new FakeClock();
-    importDocument(
+    await importDocument(
       store,
       documentOf(
         Array.from({ length: backlinks }, (_, i) => ({

@@ -10,6 +10,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { inTransaction } from '../../src/db/connection.js';
 import { cli, cliProcess } from '../helpers/cli.js';
 import type { TestServer } from '../helpers/harness.js';
 import { startWriteServer } from '../writes/helpers.js';
@@ -23,36 +24,47 @@ describe('backup', () => {
   });
   after(() => t.close());
 
-  const count = () =>
-    (
-      t.store.sqlite.prepare("SELECT COUNT(*) AS n FROM blocked_domains WHERE project_id = 'prj_a1'").get() as {
-        n: number;
-      }
-    ).n;
+  // Through the store's queue: never inside the writer's open transaction.
+  const count = async () =>
+    Number(
+      (
+        await t.store.db
+          .selectFrom('blocked_domains')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('project_id', '=', 'prj_a1')
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('copies the live database consistently while the server writes', async () => {
-    const baseline = count();
+    const baseline = await count();
     let written = 0;
     let writing = true;
-    const insert = t.store.sqlite.prepare(
-      "INSERT INTO blocked_domains (id, project_id, domain, reason, created_at) VALUES (?, 'prj_a1', ?, 'load', ?)",
-    );
     // Write load: a transaction of 50 rows per turn of the event loop, until the backup is done.
     const writer = (async () => {
       while (writing) {
-        t.store.transaction(() => {
+        await inTransaction(t.store.db, async (trx) => {
           for (let i = 0; i < 50; i++, written++)
-            insert.run(`bd_load_${written}`, `load-${written}.example`, new Date().toISOString());
+            await trx
+              .insertInto('blocked_domains')
+              .values({
+                id: `bd_load_${written}`,
+                project_id: 'prj_a1',
+                domain: `load-${written}.example`,
+                reason: 'load',
+                created_at: new Date().toISOString(),
+              })
+              .execute();
         });
         await new Promise((resolve) => setImmediate(resolve));
       }
     })();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const before = count();
+    const before = await count();
     const copy = join(t.dir, 'copy.db');
     // A separate process, so this one keeps writing while it copies.
     const result = await cliProcess(['backup', copy, '--db', db], { OUTREACH_API_LOG_LEVEL: 'silent' });
-    const after = count();
+    const after = await count();
     writing = false;
     await writer;
 

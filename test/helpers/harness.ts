@@ -4,7 +4,7 @@
  * OpenAPI document the server itself serves.
  *
  *   const t = await startTestServer({ fixture: 'small' });
- *   const token = t.mintToken('acct_a', ['backlinks:read']);
+ *   const token = await t.mintToken('acct_a', ['backlinks:read']);
  *   const res = await t.get('/projects/prj_a1/backlinks?limit=5', token);
  *   assert.equal(res.status, 200);
  *   await t.close();
@@ -49,7 +49,7 @@ export interface TestServer {
   server: RunningServer;
   dir: string;
   /** Creates a token for `accountId` with `scopes` and returns its raw value. */
-  mintToken(accountId: string, scopes?: readonly string[], options?: { expiresAt?: string | null }): string;
+  mintToken(accountId: string, scopes?: readonly string[], options?: { expiresAt?: string | null }): Promise<string>;
   /** `path` is relative to /api/public/v1 unless it starts with /api. */
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   get<T = any>(path: string, token?: string, options?: RequestOptions): Promise<TestResponse<T>>;
@@ -90,7 +90,7 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
   const clock = options.clock ?? new FakeClock();
   if (options.fixture) await copyFixture(config.db.path, options.fixture, isoAt(clock.now()));
   const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
-  migrate(store);
+  await migrate(store);
   const server = await startServer({ config, store, clock, logger: options.logger ?? silentLogger });
   let validator: OpenApiValidator | undefined;
   let tokenCount = 0;
@@ -124,13 +124,14 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
     clock,
     server,
     dir,
-    mintToken(accountId, scopes = ALL_SCOPES, tokenOptions = {}) {
+    async mintToken(accountId, scopes = ALL_SCOPES, tokenOptions = {}) {
       tokenCount++;
-      return createToken(
-        store,
+      const { token } = await createToken(
+        store.db,
         { accountId, name: `test token ${tokenCount}`, scopes, expiresAt: tokenOptions.expiresAt ?? null },
         isoAt(clock.now()),
-      ).token;
+      );
+      return token;
     },
     request,
     get: (path, token, opts) => request('GET', path, { ...opts, token }),
@@ -152,7 +153,7 @@ export async function startRouteServer(
   scopes: string[],
 ): Promise<{ t: TestServer; token: string }> {
   const t = await startTestServer({ fixture, config: { 'limits.requestsPerMinute': 0 } });
-  return { t, token: t.mintToken('acct_a', scopes) };
+  return { t, token: await t.mintToken('acct_a', scopes) };
 }
 
 /**
@@ -174,10 +175,10 @@ async function copyFixture(path: string, fixture: NonNullable<HarnessOptions['fi
     template = join(templateDir, `${templates.size}.db`);
     const store = await openStore(template);
     try {
-      migrate(store);
+      await migrate(store);
       await loadFixture(store, fixture, nowIso);
       // Everything into the database file itself, so a copy of that file alone holds it all.
-      store.sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      await store.exclusive((sqlite) => sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)'));
     } finally {
       await store.close();
     }
@@ -188,9 +189,10 @@ async function copyFixture(path: string, fixture: NonNullable<HarnessOptions['fi
 
 async function loadFixture(store: Store, fixture: NonNullable<HarnessOptions['fixture']>, nowIso: string) {
   const { importDocument, importFile } = await import('../../src/import/index.js');
-  if (fixture === 'small') importFile(store, new URL('../fixtures/small.json', import.meta.url).pathname, { nowIso });
+  if (fixture === 'small')
+    await importFile(store, new URL('../fixtures/small.json', import.meta.url).pathname, { nowIso });
   else if (fixture === 'demo') {
     const { seedDemo } = await import('../../src/seed/demo.js');
-    seedDemo(store, { nowIso });
-  } else importDocument(store, fixture, { nowIso });
+    await seedDemo(store, { nowIso });
+  } else await importDocument(store, fixture, { nowIso });
 }

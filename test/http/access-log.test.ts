@@ -54,7 +54,7 @@ describe('access log', () => {
   };
 
   it('writes one line per request with the fields of §15', async () => {
-    const token = t.mintToken('acct_a', ['projects:read']);
+    const token = await t.mintToken('acct_a', ['projects:read']);
     const res = await fetch(`${t.origin}${API}/projects/prj_a1?x=1`, {
       headers: { authorization: `Bearer ${token}`, 'user-agent': 'access-log-test/1.0' },
     });
@@ -85,14 +85,14 @@ describe('access log', () => {
   });
 
   it('never writes a raw token or an Authorization value, whatever the request', async () => {
-    const good = t.mintToken('acct_a', ['outreach:send', 'outreach:read', 'projects:read']);
-    const noScope = t.mintToken('acct_a', []);
-    const revoked = t.mintToken('acct_a', ['projects:read']);
+    const good = await t.mintToken('acct_a', ['outreach:send', 'outreach:read', 'projects:read']);
+    const noScope = await t.mintToken('acct_a', []);
+    const revoked = await t.mintToken('acct_a', ['projects:read']);
     const revokedId = (
       t.store.sqlite.prepare('SELECT id FROM api_tokens ORDER BY rowid DESC LIMIT 1').get() as { id: string }
     ).id;
-    assert.ok(revokeToken(t.store, revokedId, isoAt(t.clock.now())));
-    const expired = t.mintToken('acct_a', ['projects:read'], { expiresAt: isoAt(t.clock.now() - 1000) });
+    assert.ok(await revokeToken(t.store.db, revokedId, isoAt(t.clock.now())));
+    const expired = await t.mintToken('acct_a', ['projects:read'], { expiresAt: isoAt(t.clock.now() - 1000) });
     const unknown = generateToken();
     const secrets = [good, noScope, revoked, expired, unknown, METRICS_TOKEN, 'not-even-a-token-s3cr3t'];
     const authorizations: string[] = [];
@@ -150,7 +150,7 @@ describe('access log', () => {
     t.store.sqlite.exec('ALTER TABLE keywords RENAME TO keywords_gone');
     try {
       assert.equal(await send('GET', `${API}/projects/prj_a1/sites/site_a1/keywords`, { auth: bearer(noScope) }), 403);
-      const seo = t.mintToken('acct_a', ['sites:read']);
+      const seo = await t.mintToken('acct_a', ['sites:read']);
       const res = await fetch(`${t.origin}${API}/projects/prj_a1/sites/site_a1/keywords`, {
         headers: { authorization: bearer(seo) },
       });

@@ -80,14 +80,14 @@ describe('access rules of every operation', () => {
     for (const op of operations.filter((o) => o.scope)) {
       const path = fill(op.template, ids);
       const body = op.method === 'GET' ? undefined : {};
-      const without = t.mintToken(
+      const without = await t.mintToken(
         'acct_a',
         ALL_SCOPES.filter((s) => s !== op.scope),
       );
       const refused = await t.request(op.method, path, { token: without, body });
       assert.equal(refused.status, 403, `${op.method} ${op.template} without ${op.scope}`);
       assert.equal(refused.body.error.code, 'SCOPE_REQUIRED');
-      const only = t.mintToken('acct_a', [op.scope!]);
+      const only = await t.mintToken('acct_a', [op.scope!]);
       const served = await t.request(op.method, path, { token: only, body });
       if (op.method === 'GET')
         assert.equal(
@@ -106,7 +106,7 @@ describe('access rules of every operation', () => {
   });
 
   it("answers 404 NOT_FOUND for another account's records, exactly as for missing ones", async () => {
-    const other = t.mintToken('acct_b', ALL_SCOPES);
+    const other = await t.mintToken('acct_b', ALL_SCOPES);
     for (const op of operations.filter((o) => o.method === 'GET' && o.template.includes('{'))) {
       const res = await t.request(op.method, fill(op.template, ids), { token: other });
       assert.equal(res.status, 404, `${op.method} ${op.template} as acct_b`);
@@ -121,7 +121,7 @@ describe('access rules of every operation', () => {
   });
 
   it('answers identically in the /projects and /workspaces forms', async () => {
-    const token = t.mintToken('acct_a', ALL_SCOPES);
+    const token = await t.mintToken('acct_a', ALL_SCOPES);
     const projectForms = operations.filter((o) => o.method === 'GET' && o.template.startsWith('/projects/'));
     assert.ok(projectForms.length > 5);
     for (const op of projectForms) {

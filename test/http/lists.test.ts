@@ -228,7 +228,7 @@ describe('every paginated list', () => {
 
   before(async () => {
     t = await startTestServer({ fixture: 'demo', config: { 'limits.requestsPerMinute': 0 } });
-    token = t.mintToken('acct_demo');
+    token = await t.mintToken('acct_demo');
   });
   after(() => t.close());
 

@@ -132,7 +132,7 @@ describe('GET /metrics', () => {
     t = await startWriteServer({
       config: { 'metrics.enabled': true, 'metrics.token': METRICS_TOKEN, 'limits.requestsPerMinute': 8 },
     });
-    token = t.mintToken('acct_a', ['outreach:send', 'outreach:read', 'projects:read']);
+    token = await t.mintToken('acct_a', ['outreach:send', 'outreach:read', 'projects:read']);
   });
   after(() => t.close());
 

@@ -70,7 +70,7 @@ describe('413 and the connection after it', () => {
   let token: string;
   before(async () => {
     t = await startWriteServer();
-    token = t.mintToken('acct_a', ['outreach:write', 'outreach:read']);
+    token = await t.mintToken('acct_a', ['outreach:write', 'outreach:read']);
   });
   after(() => t.close());
 

@@ -26,7 +26,7 @@ describe('authentication', () => {
   after(() => t.close());
 
   it('answers 401 UNAUTHORIZED, in the envelope, for a missing, malformed, unknown or mistyped token', async () => {
-    const good = t.mintToken('acct_p', ['projects:read']);
+    const good = await t.mintToken('acct_p', ['projects:read']);
     const cases: Record<string, string | undefined>[] = [
       {},
       { authorization: 'Bearer' },
@@ -52,7 +52,7 @@ describe('authentication', () => {
           : 'Bearer realm="outreach-api", error="invalid_token"';
       assert.equal(res.headers.get('www-authenticate'), challenge, JSON.stringify(headers));
     }
-    const expired = t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1) });
+    const expired = await t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1) });
     t.clock.advance(1);
     assert.equal(
       (await t.get('/me', expired)).headers.get('www-authenticate'),
@@ -61,7 +61,7 @@ describe('authentication', () => {
   });
 
   it('never accepts a token in the URL', async () => {
-    const token = t.mintToken('acct_p', ['projects:read']);
+    const token = await t.mintToken('acct_p', ['projects:read']);
     for (const name of ['token', 'access_token', 'api_key', 'authorization']) {
       const res = await t.get(`/me?${name}=${encodeURIComponent(token)}`);
       assert.equal(res.status, 401);
@@ -69,7 +69,7 @@ describe('authentication', () => {
   });
 
   it('accepts the scheme in any case and serves /me without a scope', async () => {
-    const token = t.mintToken('acct_p', []);
+    const token = await t.mintToken('acct_p', []);
     const res = await t.request('GET', '/me', { headers: { authorization: `bearer ${token}` } });
     assert.equal(res.status, 200);
     assert.equal(res.body.data.owner.id, 'acct_p');
@@ -80,7 +80,7 @@ describe('authentication', () => {
   });
 
   it('counts the active tokens of the account in /me: neither revoked nor expired by the clock', async () => {
-    const token = t.mintToken('acct_p', []);
+    const token = await t.mintToken('acct_p', []);
     const active = (await t.get('/me', token)).body.data.activeTokenCount;
     assert.equal(
       active,
@@ -92,24 +92,24 @@ describe('authentication', () => {
           .get(isoAt(t.clock.now())) as { n: number }
       ).n,
     );
-    t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1_000) });
+    await t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1_000) });
     assert.equal((await t.get('/me', token)).body.data.activeTokenCount, active + 1);
     t.clock.advance(1_000);
     assert.equal((await t.get('/me', token)).body.data.activeTokenCount, active, 'the expired one no longer counts');
   });
 
   it('refuses an expired token from the moment it expires', async () => {
-    const token = t.mintToken('acct_p', ['projects:read'], { expiresAt: isoAt(t.clock.now() + 60_000) });
+    const token = await t.mintToken('acct_p', ['projects:read'], { expiresAt: isoAt(t.clock.now() + 60_000) });
     assert.equal((await t.get('/projects', token)).status, 200);
     t.clock.advance(60_000);
     assert.equal((await t.get('/projects', token)).status, 401);
   });
 
   it('refuses a revoked token on the next request', async () => {
-    const token = t.mintToken('acct_p', ['projects:read']);
+    const token = await t.mintToken('acct_p', ['projects:read']);
     const me = await t.get('/me', token);
     assert.equal(me.status, 200);
-    assert.ok(revokeToken(t.store, me.body.data.token.id, isoAt(t.clock.now())));
+    assert.ok(await revokeToken(t.store.db, me.body.data.token.id, isoAt(t.clock.now())));
     assert.equal((await t.get('/me', token)).status, 401);
   });
 
@@ -171,7 +171,7 @@ describe('authentication', () => {
   });
 
   it('records when a token was last used', async () => {
-    const token = t.mintToken('acct_p', []);
+    const token = await t.mintToken('acct_p', []);
     const first = await t.get('/me', token);
     const second = await t.get('/me', token);
     assert.equal(second.body.data.token.lastUsedAt, isoAt(t.clock.now()));
@@ -189,7 +189,7 @@ describe('rate limiter', () => {
   after(() => t.close());
 
   it('allows exactly 100 requests per sliding 60 s, counts down, and refuses the 101st with Retry-After', async () => {
-    const token = t.mintToken('acct_p', []);
+    const token = await t.mintToken('acct_p', []);
     const start = clock.now();
     for (let i = 1; i <= 100; i++) {
       const res = await t.get('/me', token);
@@ -221,14 +221,14 @@ describe('rate limiter', () => {
   });
 
   it('keeps one window per token', async () => {
-    const other = t.mintToken('acct_p', []);
+    const other = await t.mintToken('acct_p', []);
     const res = await t.get('/me', other);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('x-ratelimit-remaining'), '99');
   });
 
   it('sends the headers on authenticated error responses too', async () => {
-    const token = t.mintToken('acct_p', []);
+    const token = await t.mintToken('acct_p', []);
     const res = await t.get('/projects', token);
     assert.equal(res.status, 403);
     assert.deepEqual(res.body.error, {
@@ -243,7 +243,7 @@ describe('rate limiter turned off', () => {
   it('sends no limiter headers and never refuses when limits.requestsPerMinute is 0', async () => {
     const t = await startTestServer({ fixture: PROJECTS, config: { 'limits.requestsPerMinute': 0 } });
     try {
-      const token = t.mintToken('acct_p', []);
+      const token = await t.mintToken('acct_p', []);
       for (let i = 0; i < 110; i++) assert.equal((await t.get('/me', token)).status, 200);
       assert.equal((await t.get('/me', token)).headers.get('x-ratelimit-limit'), null);
     } finally {
@@ -261,7 +261,7 @@ describe('errors and the envelope', () => {
       fixture: PROJECTS,
       logger: { log: (level, message, fields) => logged.push(JSON.stringify({ level, message, ...fields })) },
     });
-    token = t.mintToken('acct_p', ['projects:read', 'workspaces:read', 'sites:read']);
+    token = await t.mintToken('acct_p', ['projects:read', 'workspaces:read', 'sites:read']);
   });
   after(() => t.close());
 

@@ -15,7 +15,7 @@ describe('a 500 in the log', () => {
   const logger: Logger = { log: (level, message, fields = {}) => lines.push({ level, message, fields }) };
   before(async () => {
     t = await startWriteServer({ logger });
-    token = t.mintToken('acct_a', ['outreach:write']);
+    token = await t.mintToken('acct_a', ['outreach:write']);
   });
   after(() => t.close());
 

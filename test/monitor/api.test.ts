@@ -36,7 +36,7 @@ before(async () => {
     ]),
     config: { 'monitor.enabled': true, ...LOOPBACK },
   });
-  token = t.mintToken('acct_m');
+  token = await t.mintToken('acct_m');
 });
 after(async () => {
   await t.close();

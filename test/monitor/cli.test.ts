@@ -33,8 +33,8 @@ after(async () => {
 async function database(name: string, backlinks: BacklinkSpec[]): Promise<string> {
   const path = join(dir, `${name}.db`);
   const store = await openStore(path);
-  migrate(store);
-  importDocument(store, documentOf(backlinks));
+  await migrate(store);
+  await importDocument(store, documentOf(backlinks));
   await store.close();
   return path;
 }

@@ -109,9 +109,9 @@ export async function monitorFixture(
   const dir = mkdtempSync(join(tmpdir(), 'outreach-api-monitor-'));
   const dbPath = join(dir, 'monitor.db');
   const store = await openStore(dbPath);
-  migrate(store);
+  await migrate(store);
   const clock = new FakeClock(Date.parse('2026-03-10T12:00:00.000Z'));
-  importDocument(store, documentOf(backlinks), { nowIso: isoAt(clock.now()) });
+  await importDocument(store, documentOf(backlinks), { nowIso: isoAt(clock.now()) });
   const configWith = (extra: Record<string, unknown>) =>
     loadConfig(undefined, {}, { db: dbPath, ...LOOPBACK, ...monitor, ...extra });
   const config = configWith({});

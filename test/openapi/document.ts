@@ -10,7 +10,7 @@ import { createProviders } from '../../src/providers/index.js';
 export async function servedDocument(): Promise<Record<string, any>> {
   const config = loadConfig(undefined, {}, { db: ':memory:' });
   const store = await openStore(':memory:');
-  migrate(store);
+  await migrate(store);
   const { openapi } = createApp({
     config,
     store,

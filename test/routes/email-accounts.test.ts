@@ -156,7 +156,7 @@ describe('email accounts', () => {
     res = await t.get('/projects/prj_a2/sites/site_a3/email-accounts', token);
     assert.deepEqual(ids(res.body.data.connections), ['conn_a3']);
     assert.deepEqual(ids(res.body.data.senders), ['snd_a3']);
-    res = await t.get('/projects/prj_b1/sites/site_b1/email-accounts', t.mintToken('acct_b', ['outreach:read']));
+    res = await t.get('/projects/prj_b1/sites/site_b1/email-accounts', await t.mintToken('acct_b', ['outreach:read']));
     assert.deepEqual(ids(res.body.data.senders), ['snd_b']);
   });
 

@@ -87,7 +87,7 @@ describe('pipeline', () => {
       threads: { ...EMPTY.threads, awaiting_reply: 1 },
       backlinks: EMPTY.backlinks,
     });
-    res = await t.get('/projects/prj_b1/sites/site_b1/pipeline', t.mintToken('acct_b', ['prospects:read']));
+    res = await t.get('/projects/prj_b1/sites/site_b1/pipeline', await t.mintToken('acct_b', ['prospects:read']));
     assert.equal(res.body.data.drafts.changes_requested, 1);
     assert.equal(res.body.data.backlinks.closed, 1);
   });

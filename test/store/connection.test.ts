@@ -18,7 +18,7 @@ describe('closing a store', () => {
   it('closes the connection and checkpoints the log when only synchronous statements ran', async () => {
     const path = join(dir, 'migrated.db');
     const store = await openStore(path);
-    migrate(store);
+    await migrate(store);
     assert.ok(existsSync(`${path}-wal`), 'the migration wrote through the write-ahead log');
     await store.close();
     assert.throws(() => store.sqlite.prepare('SELECT 1'), /not open/);
@@ -27,7 +27,7 @@ describe('closing a store', () => {
 
   it('closes it once when a query builder query ran too', async () => {
     const store = await openStore(join(dir, 'queried.db'));
-    migrate(store);
+    await migrate(store);
     await store.db.selectFrom('accounts').select('id').execute();
     await store.close();
     assert.throws(() => store.sqlite.prepare('SELECT 1'), /not open/);

@@ -28,8 +28,8 @@ describe('the data cache', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-cache-'));
     store = await openStore(join(dir, 'cache.db'));
-    migrate(store);
-    importDocument(store, SMALL, { nowIso: NOW });
+    await migrate(store);
+    await importDocument(store, SMALL, { nowIso: NOW });
     other = await openStore(join(dir, 'cache.db'));
   });
   after(async () => {

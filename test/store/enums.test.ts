@@ -36,7 +36,7 @@ describe('SQL CHECK lists and the enum module', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-enums-'));
     store = await openStore(join(dir, 'enums.db'));
-    migrate(store);
+    await migrate(store);
   });
   after(async () => {
     await store.close();

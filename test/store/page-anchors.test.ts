@@ -88,8 +88,8 @@ describe('deep pages from anchors', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-anchors-'));
     store = await openStore(join(dir, 'anchors.db'));
-    migrate(store);
-    importDocument(store, document(0, ROWS), { nowIso: '2026-06-01T00:00:00.000Z' });
+    await migrate(store);
+    await importDocument(store, document(0, ROWS), { nowIso: '2026-06-01T00:00:00.000Z' });
     other = await openStore(join(dir, 'anchors.db'));
   });
   after(async () => {
@@ -123,7 +123,7 @@ describe('deep pages from anchors', () => {
 
   it('follows rows another connection commits', async () => {
     await assertSame({ projectId: 'prj_1' }, 25, 2 * ANCHOR_STRIDE);
-    importDocument(other, document(ROWS, ROWS + 50), { nowIso: '2026-06-01T00:00:00.000Z' });
+    await importDocument(other, document(ROWS, ROWS + 50), { nowIso: '2026-06-01T00:00:00.000Z' });
     other.sqlite.prepare("DELETE FROM backlinks WHERE id = 'bl_000100'").run();
     for (const offset of offsets) await assertSame({ projectId: 'prj_1' }, 25, offset);
   });

@@ -26,7 +26,7 @@ import { listKeywords } from '../../src/repos/keywords.js';
 import { listLeads, type LeadFilter } from '../../src/repos/leads.js';
 import { getPipeline } from '../../src/repos/pipeline.js';
 import { listProspects } from '../../src/repos/prospects.js';
-import { COUNTED_TABLES, backfillStatements } from '../../src/repos/row-counts.js';
+import { COUNTED_TABLES, backfillStatements } from '../../src/db/row-counters.js';
 import { listThreadMessages, listThreads } from '../../src/repos/threads.js';
 import {
   BACKLINK_STATUSES,
@@ -357,7 +357,7 @@ describe('row counters stay exact', () => {
       fixture: 'small',
       config: { 'limits.requestsPerMinute': 0, 'outbox.pollIntervalMs': 3_600_000 },
     });
-    token = t.mintToken('acct_a');
+    token = await t.mintToken('acct_a');
   });
   after(() => t.close());
 
@@ -407,7 +407,7 @@ describe('row counters stay exact', () => {
     Object.assign(byId('keywords', 'kw_a1_2'), { siteId: 'site_a2' });
     Object.assign(byId('blockedDomains', 'bd_a1_2'), { projectId: 'prj_a2' });
     const version = schemaVersion(t.store);
-    importDocument(t.store, doc, { nowIso: NOW });
+    await importDocument(t.store, doc, { nowIso: NOW });
     assert.notEqual(
       schemaVersion(t.store),
       version,
@@ -427,11 +427,11 @@ describe('row counters stay exact', () => {
         prospect(`prs_bulk_${i}`, i % 2 ? 'site_a1' : 'site_a2', PROSPECT_STATUSES[i % 3]!),
       ),
     };
-    importDocument(t.store, bulk, { nowIso: NOW });
+    await importDocument(t.store, bulk, { nowIso: NOW });
     await assertTotalsExact(t.store, { leadMatrix: true });
 
     const version = schemaVersion(t.store);
-    importDocument(
+    await importDocument(
       t.store,
       {
         backlinks: [backlink('bl_bulk_0', 'site_a3', 'closed', 2), backlink('bl_small_new', 'site_a1', 'live', 1)],
@@ -453,7 +453,7 @@ describe('row counters stay exact', () => {
         backlink('bl_bad', 'site_a1', 'nonsense'),
       ],
     };
-    assert.throws(() => importDocument(t.store, doc, { nowIso: NOW }), ImportError);
+    await assert.rejects(importDocument(t.store, doc, { nowIso: NOW }), ImportError);
     assert.equal(schemaVersion(t.store), version);
     assert.equal(countTriggers(t.store).length, COUNTED_TABLES.length * 3);
     assert.deepEqual(all(t.store, 'SELECT * FROM row_counts ORDER BY tbl, scope, key'), before);
@@ -570,7 +570,7 @@ describe('the migration backfills the counters of a store that already holds dat
   it('counts every row present when it runs', async () => {
     // A store at version 2 with data: the tables of a fully imported store copied in, then upgraded.
     const source = await startTestServer({ fixture: 'small' });
-    importDocument(
+    await importDocument(
       source.store,
       {
         backlinks: Array.from({ length: 30 }, (_, i) =>
@@ -582,7 +582,7 @@ describe('the migration backfills the counters of a store that already holds dat
     const store = await openStore(':memory:');
     try {
       const migrations = loadMigrations();
-      migrate(
+      await migrate(
         store,
         migrations.filter((m) => m.version <= 2),
       );
@@ -597,7 +597,7 @@ describe('the migration backfills the counters of a store that already holds dat
       store.sqlite.exec('PRAGMA foreign_keys = ON');
       assert.ok(countOf(store, 'backlinks', {}) > 30);
       assert.deepEqual(
-        migrate(store, migrations),
+        await migrate(store, migrations),
         migrations.filter((m) => m.version > 2).map((m) => m.version),
       );
       await assertTotalsExact(store);

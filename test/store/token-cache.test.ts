@@ -19,21 +19,12 @@ const ACCOUNT = {
   accounts: [account('acct_c', { email: 'c@example.test', name: 'C', planExpiresAt: '2099-01-01T00:00:00Z' })],
 };
 
-/** Counts the executions of statements prepared on `store` whose SQL matches `pattern`. */
-function countExecutions(store: Store, pattern: RegExp): { n: number } {
-  const counter = { n: 0 };
-  const prepare = store.sqlite.prepare.bind(store.sqlite);
-  (store.sqlite as { prepare: unknown }).prepare = (sql: string) => {
-    const statement = prepare(sql);
-    if (!pattern.test(sql)) return statement;
-    const get = statement.get.bind(statement);
-    return Object.assign(Object.create(statement) as object, {
-      get: (...params: unknown[]) => {
-        counter.n++;
-        return get(...params);
-      },
-    });
-  };
+/** Counts the statements run on `store` whose SQL matches `pattern`, until `stop()`. */
+function countExecutions(store: Store, pattern: RegExp): { n: number; stop: () => void } {
+  const counter = { n: 0, stop: () => {} };
+  counter.stop = store.traceQueries((query) => {
+    if (pattern.test(query.sql)) counter.n++;
+  });
   return counter;
 }
 
@@ -44,27 +35,31 @@ describe('the token cache', () => {
   });
   after(() => t.close());
 
-  it('looks a token up once while the data is unchanged, and again after any change', () => {
-    const lookups = countExecutions(t.store, /WHERE t\.token_hash = \?/);
-    const find = cachedTokenLookup(t.store);
-    const { row, token } = createToken(
-      t.store,
-      { accountId: 'acct_c', name: 'cached', scopes: ['projects:read'], expiresAt: null },
-      isoAt(t.clock.now()),
-    );
-    assert.equal(find(token)?.tokenId, row.id);
-    assert.equal(find(token)?.tokenId, row.id);
-    assert.equal(lookups.n, 1, 'the second lookup came from the cache');
-    t.store.markChanged();
-    assert.equal(find(token)?.tokenId, row.id);
-    assert.equal(lookups.n, 2, 'markChanged() empties the cache (e.g. after a restore in place)');
-    assert.equal(find(`${token}x`), undefined);
-    assert.equal(find(`${token}x`), undefined);
-    assert.equal(lookups.n, 4, 'a token that matches nothing is looked up every time, never kept');
+  it('looks a token up once while the data is unchanged, and again after any change', async () => {
+    const lookups = countExecutions(t.store, /"t"\."token_hash" = \?/);
+    try {
+      const find = cachedTokenLookup(t.store.db);
+      const { row, token } = await createToken(
+        t.store.db,
+        { accountId: 'acct_c', name: 'cached', scopes: ['projects:read'], expiresAt: null },
+        isoAt(t.clock.now()),
+      );
+      assert.equal((await find(token))?.tokenId, row.id);
+      assert.equal((await find(token))?.tokenId, row.id);
+      assert.equal(lookups.n, 1, 'the second lookup came from the cache');
+      t.store.markChanged();
+      assert.equal((await find(token))?.tokenId, row.id);
+      assert.equal(lookups.n, 2, 'markChanged() empties the cache (e.g. after a restore in place)');
+      assert.equal(await find(`${token}x`), undefined);
+      assert.equal(await find(`${token}x`), undefined);
+      assert.equal(lookups.n, 4, 'a token that matches nothing is looked up every time, never kept');
+    } finally {
+      lookups.stop();
+    }
   });
 
   it('sees a scope change committed by another connection on the next request', async () => {
-    const token = t.mintToken('acct_c', ['projects:read']);
+    const token = await t.mintToken('acct_c', ['projects:read']);
     assert.equal((await t.get('/projects', token)).status, 200);
     assert.equal((await t.get('/projects', token)).status, 200);
     const other = await openStore(t.store.path);
@@ -79,7 +74,7 @@ describe('the token cache', () => {
   // The CLI opens its own connection, as another process does: SQLite tells each connection of
   // the others' commits alike (PRAGMA data_version), whichever process holds them.
   it('refuses a token revoked by `outreach-api tokens revoke` (its own connection) on the next request', async () => {
-    const token = t.mintToken('acct_c', []);
+    const token = await t.mintToken('acct_c', []);
     const me = await t.get('/me', token);
     assert.equal(me.status, 200);
     assert.equal((await t.get('/me', token)).status, 200);

@@ -32,7 +32,7 @@ describe('contact discovery', () => {
   let token: string;
   before(async () => {
     t = await startWriteServer();
-    token = t.mintToken('acct_a', ['contacts:write']);
+    token = await t.mintToken('acct_a', ['contacts:write']);
   });
   after(() => t.close());
 
@@ -76,7 +76,7 @@ describe('contact discovery', () => {
     try {
       const res = await discover(
         t,
-        t.mintToken('acct_b', ['contacts:write']),
+        await t.mintToken('acct_b', ['contacts:write']),
         'pr_b1',
         'disc-key-0002',
         'projects/prj_b1',
@@ -139,7 +139,7 @@ describe('contact discovery', () => {
   it('answers 404 for a prospect of another project or account, before the plan gate', async () => {
     assert.equal((await discover(t, token, 'pr_b1', 'disc-key-0007')).status, 404);
     assert.equal((await discover(t, token, 'pr_missing', 'disc-key-0007')).status, 404);
-    const free = t.mintToken('acct_b', ['contacts:write']);
+    const free = await t.mintToken('acct_b', ['contacts:write']);
     assert.equal((await discover(t, free, 'pr_a1', 'disc-key-0007', 'projects/prj_b1')).status, 404);
   });
 
@@ -163,7 +163,7 @@ describe('contact discovery', () => {
   });
 
   it('requires contacts:write', async () => {
-    const other = t.mintToken(
+    const other = await t.mintToken(
       'acct_a',
       ALL_SCOPES.filter((s) => s !== 'contacts:write'),
     );
@@ -178,7 +178,7 @@ describe('verify contact (builtin verifier)', () => {
   let token: string;
   before(async () => {
     t = await startWriteServer();
-    token = t.mintToken('acct_a', ['contacts:write']);
+    token = await t.mintToken('acct_a', ['contacts:write']);
   });
   after(() => t.close());
 
@@ -229,7 +229,7 @@ describe('verify contact (http verifier)', () => {
         'verifier.httpApiKeyEnv': 'OUTREACH_TEST_VERIFIER_KEY',
       },
     });
-    token = t.mintToken('acct_a', ['contacts:write']);
+    token = await t.mintToken('acct_a', ['contacts:write']);
   });
   after(async () => {
     await t.close();

@@ -47,7 +47,7 @@ describe('contact discovery through the crawler', () => {
     });
     try {
       pointProspectAt(t);
-      const token = t.mintToken('acct_a', ['contacts:write']);
+      const token = await t.mintToken('acct_a', ['contacts:write']);
       failuresLeft = 2; // both pages of the first attempt
       const res = await t.request('POST', '/workspaces/prj_a1/prospects/pr_text/contact-discovery', {
         token,
@@ -84,7 +84,7 @@ describe('contact discovery through the crawler', () => {
     try {
       pointProspectAt(t);
       const before = pages.requests.length;
-      const token = t.mintToken('acct_a', ['contacts:write']);
+      const token = await t.mintToken('acct_a', ['contacts:write']);
       const res = await t.request('POST', '/projects/prj_a1/prospects/pr_text/contact-discovery', {
         token,
         body: { idempotencyKey: 'crawl-key-2' },

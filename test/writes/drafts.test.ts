@@ -27,7 +27,7 @@ describe('edit draft (PATCH)', () => {
   let token: string;
   before(async () => {
     t = await startWriteServer();
-    token = t.mintToken('acct_a', ['outreach:write']);
+    token = await t.mintToken('acct_a', ['outreach:write']);
   });
   after(() => t.close());
 
@@ -108,7 +108,7 @@ describe('regenerate draft (template generator)', () => {
   let token: string;
   before(async () => {
     t = await startWriteServer();
-    token = t.mintToken('acct_a', ['outreach:write']);
+    token = await t.mintToken('acct_a', ['outreach:write']);
   });
   after(() => t.close());
 
@@ -211,7 +211,7 @@ describe('regenerate draft (openai generator)', () => {
         'openai.timeoutMs': 300,
       },
     });
-    token = t.mintToken('acct_a', ['outreach:write']);
+    token = await t.mintToken('acct_a', ['outreach:write']);
   });
   after(async () => {
     await t.close();

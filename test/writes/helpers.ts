@@ -286,8 +286,8 @@ export function writesFixture(): ImportDocument {
 }
 
 /** Imports `writesFixture()` into the store (one transaction), as the harness does with `fixture`. */
-export function seed(store: Store): void {
-  importDocument(store, writesFixture(), { nowIso: T0 });
+export async function seed(store: Store): Promise<void> {
+  await importDocument(store, writesFixture(), { nowIso: T0 });
 }
 
 /** A test server over the seeded dataset, with the limiter off and the workers' timers slowed to a crawl (tests drive them). */

@@ -18,7 +18,7 @@ import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { silentLogger } from '../../src/logger.js';
-import { createToken } from '../../src/repos/tokens.js';
+import { accountExists, createToken } from '../../src/repos/tokens.js';
 import { startServer } from '../../src/server.js';
 import { cliBundle } from '../helpers/cli.js';
 import { seed, startSmtp, type TestSmtp } from './helpers.js';
@@ -86,13 +86,13 @@ async function acceptThenKill(
   env: Record<string, string> = {},
 ): Promise<Record<string, any>> {
   const store = await openStore(db);
-  migrate(store);
-  if (!store.sqlite.prepare("SELECT 1 FROM accounts WHERE id = 'acct_a'").get()) seed(store);
-  const token = createToken(
-    store,
+  await migrate(store);
+  if (!(await accountExists(store.db, 'acct_a'))) await seed(store);
+  const { token } = await createToken(
+    store.db,
     { accountId: 'acct_a', name: 'crash', scopes: ['outreach:send'], expiresAt: null },
     new Date().toISOString(),
-  ).token;
+  );
   await store.close();
 
   // An SMTP server that accepts connections and never says a word: the attempt hangs.

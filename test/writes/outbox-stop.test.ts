@@ -9,7 +9,7 @@ import { after, before, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
 import { silentLogger } from '../../src/logger.js';
 import type { MailTransport, OutgoingMail } from '../../src/providers/types.js';
-import { createOutboxWorker, Outbox } from '../../src/workers/outbox.js';
+import { createOutboxWorker, outbox } from '../../src/workers/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { gate, startWriteServer } from './helpers.js';
 
@@ -20,20 +20,22 @@ before(async () => {
 after(() => t.close());
 
 it('stop() during a pass: the reply in hand is delivered, the rest stay queued for the next start', async () => {
-  const outbox = new Outbox(t.store);
-  const ids = ['first', 'second', 'third'].map((body) =>
-    outbox.enqueue(
-      {
-        threadId: 'thr_a1',
-        sender: { id: 'snd_a1', email: 'me@trailgear.example' },
-        to: ['ana@valid.test'],
-        cc: [],
-        subject: 'Re: Guest post idea',
-        body: `The ${body} reply.`,
-      },
-      isoAt(t.clock.now()),
-    ),
-  );
+  const ids: string[] = [];
+  for (const body of ['first', 'second', 'third'])
+    ids.push(
+      await outbox.enqueue(
+        t.store.db,
+        {
+          threadId: 'thr_a1',
+          sender: { id: 'snd_a1', email: 'me@trailgear.example' },
+          to: ['ana@valid.test'],
+          cc: [],
+          subject: 'Re: Guest post idea',
+          body: `The ${body} reply.`,
+        },
+        isoAt(t.clock.now()),
+      ),
+    );
   const sent: OutgoingMail[] = [];
   const release = gate();
   let inHand!: () => void;

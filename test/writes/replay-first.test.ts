@@ -20,8 +20,8 @@ describe('idempotent replay comes before the checks of the current data', () => 
   let tokenC: string;
   before(async () => {
     t = await startWriteServer();
-    tokenA = t.mintToken('acct_a', ['outreach:send', 'outreach:write', 'contacts:write']);
-    tokenC = t.mintToken('acct_c', ['outreach:send', 'outreach:write', 'contacts:write']);
+    tokenA = await t.mintToken('acct_a', ['outreach:send', 'outreach:write', 'contacts:write']);
+    tokenC = await t.mintToken('acct_c', ['outreach:send', 'outreach:write', 'contacts:write']);
   });
   after(() => t.close());
 

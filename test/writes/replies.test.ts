@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
-import { Outbox } from '../../src/workers/outbox.js';
+import { outbox } from '../../src/workers/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { chars, row, startSmtp, startWriteServer, type TestSmtp } from './helpers.js';
 
@@ -33,7 +33,7 @@ describe('reply to a thread', () => {
         'outbox.maxAttempts': 3,
       },
     });
-    token = t.mintToken('acct_a', ['outreach:send', 'outreach:read']);
+    token = await t.mintToken('acct_a', ['outreach:send', 'outreach:read']);
   });
   after(async () => {
     await t.close();
@@ -47,7 +47,8 @@ describe('reply to a thread', () => {
   });
   /** Queues a reply straight into the outbox, without waking the worker (the test drives it). */
   const queue = (body: string) =>
-    new Outbox(t.store).enqueue(
+    outbox.enqueue(
+      t.store.db,
       {
         threadId: 'thr_a1',
         sender: { id: 'snd_a1', email: 'me@trailgear.example' },
@@ -176,7 +177,7 @@ describe('reply to a thread', () => {
   });
 
   it('never attempts a message more than outbox.maxAttempts times, a stop during the last attempt included', async () => {
-    const id = queue('Interrupted on its last try.');
+    const id = await queue('Interrupted on its last try.');
     // What a process killed during its 3rd (last) attempt leaves: queued, 3 attempts counted,
     // the retry that would have followed already due.
     t.store.sqlite
@@ -212,7 +213,7 @@ describe('reply to a thread', () => {
 
       // The relay accepts but the store refuses the update: the attempt stays counted and leased,
       // retried after its backoff (at least once), never marked failed as if the relay had refused.
-      const id = queue('Accepted, not recorded.');
+      const id = await queue('Accepted, not recorded.');
       t.store.sqlite.exec(`CREATE TRIGGER refuse_sent BEFORE UPDATE OF status ON thread_messages WHEN NEW.status = 'sent'
         BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`);
       try {

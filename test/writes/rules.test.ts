@@ -84,9 +84,9 @@ describe('rules shared by every write operation', () => {
     });
   const tokens = new Map<string, string>();
   /** One token per account and scope set (an account may hold only 10 active tokens). */
-  const tokenFor = (account: string, scopes: readonly string[] = ALL_SCOPES) => {
+  const tokenFor = async (account: string, scopes: readonly string[] = ALL_SCOPES) => {
     const id = `${account} ${scopes.join(',')}`;
-    if (!tokens.has(id)) tokens.set(id, t.mintToken(account, scopes));
+    if (!tokens.has(id)) tokens.set(id, await t.mintToken(account, scopes));
     return tokens.get(id)!;
   };
   before(async () => {
@@ -96,7 +96,7 @@ describe('rules shared by every write operation', () => {
 
   it('403 SCOPE_REQUIRED without the scope, before validation', async () => {
     for (const op of OPS) {
-      const token = tokenFor(
+      const token = await tokenFor(
         'acct_a',
         ALL_SCOPES.filter((s) => s !== op.scope),
       );
@@ -108,7 +108,7 @@ describe('rules shared by every write operation', () => {
 
   it('415 for a body that is not JSON, 413 over the size limit, 422 path body for malformed JSON', async () => {
     for (const op of OPS) {
-      const token = tokenFor('acct_a');
+      const token = await tokenFor('acct_a');
       const text = await send(op, token, 'a1', 'rules-key-415', {
         rawBody: 'subject=x',
         headers: { 'content-type': 'text/plain' },
@@ -132,14 +132,14 @@ describe('rules shared by every write operation', () => {
 
   it('validates before looking up: an invalid body for a missing record is 422', async () => {
     for (const op of OPS) {
-      const res = await t.request(op.method, op.path('zz'), { token: tokenFor('acct_a'), body: {} });
+      const res = await t.request(op.method, op.path('zz'), { token: await tokenFor('acct_a'), body: {} });
       assert.equal(res.status, 422, op.name);
     }
   });
 
   it('402 UPGRADE_REQUIRED for a free account, after the lookups, storing nothing', async () => {
     for (const op of OPS) {
-      const token = tokenFor('acct_b');
+      const token = await tokenFor('acct_b');
       const refused = await send(op, token, 'b1', `free-key-${op.name.replace(/ /g, '-')}`);
       assert.equal(refused.status, 402, op.name);
       assert.equal(refused.body.error.code, 'UPGRADE_REQUIRED');
@@ -156,18 +156,18 @@ describe('rules shared by every write operation', () => {
   it('402 for a pro account once planExpiresAt has passed (by the clock), and the key stays free', async () => {
     const keyOf = (op: WriteOp) => `expiry-key-${op.name.replace(/ /g, '-')}`;
     for (const op of OPS) {
-      const res = await send(op, tokenFor('acct_c'), 'c1', keyOf(op));
+      const res = await send(op, await tokenFor('acct_c'), 'c1', keyOf(op));
       assert.equal(res.status, op.ok, `${op.name} before expiry: ${JSON.stringify(res.body)}`);
     }
     t.clock.set(Date.parse('2026-12-01T00:00:00.000Z'));
     for (const op of OPS) {
-      const res = await send(op, tokenFor('acct_c'), 'c1', `${keyOf(op)}-after`);
+      const res = await send(op, await tokenFor('acct_c'), 'c1', `${keyOf(op)}-after`);
       assert.equal(res.status, 402, `${op.name} after expiry`);
     }
     assert.equal(row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key LIKE '%-after'").n, 0);
     t.store.sqlite.prepare("UPDATE accounts SET plan = 'lifetime' WHERE id = 'acct_c'").run();
     for (const op of OPS) {
-      const res = await send(op, tokenFor('acct_c'), 'c1', `${keyOf(op)}-after`);
+      const res = await send(op, await tokenFor('acct_c'), 'c1', `${keyOf(op)}-after`);
       assert.equal(res.status, op.ok, `${op.name} with lifetime: the refused key was not stored`);
     }
   });

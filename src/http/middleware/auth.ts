@@ -8,7 +8,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { isoAt } from '../../domain/clock.js';
 import { isWellFormedToken } from '../../domain/tokens.js';
-import { cachedTokenLookup, tokenUseRecorder } from '../../repos/tokens.js';
+import { cachedTokenLookup, recordTokenUse } from '../../repos/tokens.js';
 import type { AppDeps, AppEnv } from '../context.js';
 import { unauthorized } from '../errors.js';
 
@@ -17,9 +17,8 @@ const BEARER = /^Bearer +(\S+) *$/i;
 
 export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const { store, clock } = deps;
-  // Kept in process until the store's data changes: a revocation counts from the next request.
-  const findToken = cachedTokenLookup(store);
-  const touch = tokenUseRecorder(store);
+  // Kept in process until the store's data changes (SQLite only): a revocation counts from the next request.
+  const findToken = cachedTokenLookup(store.db);
   const lastTouched = new Map<string, number>();
   // A reset puts last_used_at back: touch again on the next request, as after a start.
   store.onReset(() => lastTouched.clear());
@@ -28,12 +27,12 @@ export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
     const header = c.req.header('authorization');
     const token = header ? BEARER.exec(header)?.[1] : undefined;
     if (!token || !isWellFormedToken(token)) throw unauthorized(header);
-    const found = findToken(token);
+    const found = await findToken(token);
     const now = clock.now();
     if (!found || found.revoked || (found.expiresAtMs !== null && found.expiresAtMs <= now)) throw unauthorized(header);
     if (now - (lastTouched.get(found.tokenId) ?? 0) >= LAST_USED_RESOLUTION_MS) {
       lastTouched.set(found.tokenId, now);
-      touch(found.tokenId, isoAt(now));
+      await recordTokenUse(store.db, found.tokenId, isoAt(now));
     }
     c.set('caller', { account: found.account, tokenId: found.tokenId, scopes: found.scopes });
     await next();

@@ -22,7 +22,7 @@
  * - Key stored and still in flight: 409 `IDEMPOTENCY_CONFLICT`.
  * - New key: the checks of decisions.md §3 run in their order (404, then 402, then the
  *   operation's own rules) and store nothing if they refuse; then the key is stored `in_flight`,
- *   the operation runs, and its writes commit in ONE SQLite transaction with the stored response
+ *   the operation runs, and its writes commit in ONE transaction with the stored response
  *   (`completed`). Work that leaves the process (mail, crawling) is only *recorded* by those
  *   writes (outbox rows, discovery jobs) and done by a worker after the commit, so a crash can
  *   neither lose an accepted request nor repeat it inside the service.
@@ -33,11 +33,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { TypedResponse } from 'hono';
+import type { Kysely } from 'kysely';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { JSONParsed } from 'hono/utils/types';
 import { isoAt, type Clock } from '../../domain/clock.js';
-import type { Store } from '../../db/connection.js';
-import { IdempotencyKeyStore, type KeyScope } from '../../repos/idempotency-keys.js';
+import { inTransaction, type Store } from '../../db/connection.js';
+import type { Database } from '../../db/schema.js';
+import { claimKey, completeKey, findKey, type KeyScope, releaseKey } from '../../repos/idempotency-keys.js';
 import type { Logger } from '../../logger.js';
 import { ProviderError } from '../../providers/types.js';
 import type { AppContext } from '../context.js';
@@ -101,8 +103,11 @@ export interface IdempotentSteps<C, P, O extends Outcome> {
    * held `in_flight`, so a concurrent retry gets 409.
    */
   prepare?: (checked: C) => Promise<P>;
-  /** The operation's writes, synchronous; they commit in one transaction with the stored response. */
-  commit: (checked: C, prepared: P, nowIso: string) => O;
+  /**
+   * The operation's writes, with `trx`: they commit in one transaction with the stored response.
+   * Nothing but `trx` may be used for the store in here (see `inTransaction`).
+   */
+  commit: (trx: Kysely<Database>, checked: C, prepared: P, nowIso: string) => Promise<O>;
 }
 
 interface StoredAnswer {
@@ -112,8 +117,6 @@ interface StoredAnswer {
 
 /** The idempotency-key store of one database. */
 export class IdempotencyKeys {
-  private readonly keys;
-
   /**
    * @param stopping aborts at the end of the shutdown grace (decisions.md §15): a `prepare` step
    * still waiting then gives up with 503 `SERVICE_UNAVAILABLE` and the key is released.
@@ -122,9 +125,7 @@ export class IdempotencyKeys {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly stopping?: AbortSignal,
-  ) {
-    this.keys = new IdempotencyKeyStore(store);
-  }
+  ) {}
 
   /**
    * Runs a write under its key and answers it (see the module comment).
@@ -142,13 +143,13 @@ export class IdempotencyKeys {
     const scope: KeyScope = { accountId: c.get('caller').account.id, operation: request.operation, key: request.key };
     const hash = requestHash(request.ids, request.body);
     // Replay first: nothing that reads the current data may run before a stored answer.
-    const stored = this.stored(scope, hash);
+    const stored = await this.stored(this.store.db, scope, hash);
     if (stored) return typed(this.replay(c, stored));
     const checked = await steps.check();
-    const complete = (prepared: P) => {
-      const outcome = steps.commit(checked, prepared, isoAt(this.clock.now()));
+    const complete = async (trx: Kysely<Database>, prepared: P) => {
+      const outcome = await steps.commit(trx, checked, prepared, isoAt(this.clock.now()));
       const envelope = { ok: true as const, data: outcome.data };
-      this.keys.complete(scope, outcome.status, JSON.stringify(envelope));
+      await completeKey(trx, scope, outcome.status, JSON.stringify(envelope));
       return { status: outcome.status, envelope };
     };
 
@@ -156,17 +157,20 @@ export class IdempotencyKeys {
     // so the claim looks again (replay, 409 or 422 as above).
     if (!steps.prepare) {
       // Nothing to wait for: claim, write and store the response in one transaction.
-      const result = this.store.transaction(() => this.claim(scope, hash) ?? complete(undefined as P));
+      const result = await inTransaction(
+        this.store.db,
+        async (trx) => (await this.claim(trx, scope, hash)) ?? (await complete(trx, undefined as P)),
+      );
       return typed('envelope' in result ? c.json(result.envelope, result.status) : this.replay(c, result));
     }
-    const replayed = this.store.transaction(() => this.claim(scope, hash));
+    const replayed = await inTransaction(this.store.db, (trx) => this.claim(trx, scope, hash));
     if (replayed) return typed(this.replay(c, replayed));
     try {
       const prepared = await untilAborted(steps.prepare(checked), this.stopping);
-      const result = this.store.transaction(() => complete(prepared));
+      const result = await inTransaction(this.store.db, (trx) => complete(trx, prepared));
       return typed(c.json(result.envelope, result.status));
     } catch (error) {
-      this.keys.release(scope);
+      await releaseKey(this.store.db, scope);
       throw error;
     }
   }
@@ -176,8 +180,8 @@ export class IdempotencyKeys {
    * @throws ApiError IDEMPOTENCY_KEY_REUSED when it was used for another request,
    * IDEMPOTENCY_CONFLICT when that request is still running.
    */
-  private stored(scope: KeyScope, hash: string): StoredAnswer | null {
-    const row = this.keys.find(scope);
+  private async stored(db: Kysely<Database>, scope: KeyScope, hash: string): Promise<StoredAnswer | null> {
+    const row = await findKey(db, scope);
     if (!row || Date.parse(row.expires_at) <= this.clock.now()) return null;
     if (row.request_hash !== hash) {
       throw new ApiError(
@@ -194,12 +198,12 @@ export class IdempotencyKeys {
     return { status: row.response_status!, body: row.response_body! };
   }
 
-  /** Inside a transaction: the stored answer to replay, or null after claiming the key `in_flight`. */
-  private claim(scope: KeyScope, hash: string): StoredAnswer | null {
-    const stored = this.stored(scope, hash);
+  /** In transaction `trx`: the stored answer to replay, or null after claiming the key `in_flight`. */
+  private async claim(trx: Kysely<Database>, scope: KeyScope, hash: string): Promise<StoredAnswer | null> {
+    const stored = await this.stored(trx, scope, hash);
     if (stored) return stored;
     const now = this.clock.now();
-    this.keys.claim(scope, hash, isoAt(now), isoAt(now + IDEMPOTENCY_TTL_MS)); // an expired key counts as unused
+    await claimKey(trx, scope, hash, isoAt(now), isoAt(now + IDEMPOTENCY_TTL_MS)); // an expired key counts as unused
     return null;
   }
 

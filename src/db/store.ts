@@ -1,0 +1,158 @@
+/**
+ * The store as every layer above `db/` sees it: a kysely query builder over SQLite or PostgreSQL
+ * (`Store.db`), transactions that compose (`inTransaction`), and what each store knows of its own
+ * data's changes for the caches kept over it. Which store a query builder belongs to is recorded
+ * here (`storeOf`), so repositories take the builder alone, or a transaction of it.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import type { SqliteHandle } from './sqlite-handle.js';
+
+/** A statement run through `Store.db`, as `traceQueries` reports it. */
+export interface TracedQuery {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+interface StoreBase {
+  /**
+   * The query builder. Read it at each use: `traceQueries` swaps it. Write transactions go
+   * through `inTransaction(store.db, …)`.
+   */
+  db: Kysely<Database>;
+  /**
+   * Where the data is, fit to print: the SQLite file's path, or the PostgreSQL URL without its
+   * password (`describeLocation`). Every message and log line names the store by this.
+   */
+  readonly location: string;
+  /**
+   * Reports every statement run through `db` to `hook` (after it ran; failed ones too) until the
+   * returned function is called. For tests and diagnostics (e.g. the query-plan test): `db` is
+   * swapped for a query builder that logs, over the same connections, so a store nobody traces
+   * pays nothing.
+   */
+  traceQueries(hook: (query: TracedQuery) => void): () => void;
+  /**
+   * A value that differs from every earlier one whenever the data may have changed, for the caches
+   * of values read from the store (they keep the stamp they were read under and drop them when it
+   * differs); null when the store cannot tell (PostgreSQL: other instances write it), and then
+   * nothing may be cached (decisions.md §16 "Tokens").
+   */
+  changeStamp(): string | null;
+  /**
+   * Tells every cache over this store that its data changed by a means the store does not count
+   * (e.g. the whole database restored in place): the next `changeStamp()` differs.
+   */
+  markChanged(): void;
+  /**
+   * Registers `listener` to run after the data was put back to a snapshot (the fixture's reset,
+   * decisions.md §14): every in-process cache derived from the data registers here and drops it.
+   */
+  onReset(listener: () => void): void;
+  /** Runs the `onReset` listeners; called by whoever put the data back. */
+  emitReset(): void;
+  close(): Promise<void>;
+}
+
+/** A SQLite file (or `:memory:`) on one connection: see `./sqlite.ts`. */
+export interface SqliteStore extends StoreBase {
+  readonly dialect: 'sqlite';
+  /** Path of the database file (or ':memory:'). */
+  readonly path: string;
+  /**
+   * The raw connection, for `db/`'s SQLite-only pieces (migrations, snapshots, backups,
+   * checkpoints). Use it only inside `exclusive`, which holds the connection: outside, another
+   * request's transaction may be open on it.
+   */
+  readonly sqlite: SqliteHandle;
+  /** Runs `fn` while holding the connection (no query or transaction of the store runs meanwhile). */
+  exclusive<T>(fn: (sqlite: SqliteHandle) => T): Promise<T>;
+}
+
+export type Store = SqliteStore;
+
+export interface OpenOptions {
+  /** Busy timeout in ms (default 5000). */
+  busyTimeoutMs?: number;
+  /** A pre-loaded better-sqlite3 native addon (used by the single executable). */
+  nativeBinding?: unknown;
+  /**
+   * `PRAGMA synchronous` (default `full`: a commit is on disk before it returns, so an
+   * acknowledged write survives a power loss; `normal` may lose the last commits, decisions.md §7).
+   */
+  synchronous?: 'full' | 'normal';
+}
+
+/** What a statement run at once gave: its rows (a query), or the number of rows it changed. */
+export interface DirectResult {
+  rows: unknown[];
+  changes: number;
+}
+
+/**
+ * Runs compiled SQL on a SQLite connection synchronously, when that may be done now: see
+ * `./sqlite.ts`. `run` returns undefined when the statement must wait its turn instead.
+ */
+export interface DirectRunner {
+  run(sql: string, parameters: readonly unknown[]): DirectResult | undefined;
+  /** The connection, for SQLite-only statements of `db/` run at once (see `sqliteOf`). */
+  readonly sqlite: SqliteHandle;
+}
+
+/** What is known of a query builder: its store, and how compiled statements may run on it at once. */
+interface DbContext {
+  store: Store;
+  /** Runs at once when it may (SQLite). */
+  direct?: DirectRunner;
+  /** Runs at once inside a transaction, which holds the connection (SQLite). */
+  heldDirect?: DirectRunner;
+}
+
+const contexts = new WeakMap<Kysely<Database>, DbContext>();
+
+/** Records that `db` is a query builder of `context.store` (the store's own, a traced one or a transaction). */
+export function registerDb(db: Kysely<Database>, context: DbContext): void {
+  contexts.set(db, context);
+}
+
+/** How compiled statements may run at once on `db`, or undefined (they go through kysely). */
+export const directRunnerOf = (db: Kysely<Database>): DirectRunner | undefined => contexts.get(db)?.direct;
+
+/**
+ * The store whose query builder (or transaction) `db` is. Repositories receive the builder alone;
+ * the caches they keep per store (repos/data-cache.ts) look the store up here.
+ * @throws Error when `db` was not made by `openStore` (or `inTransaction`).
+ */
+export function storeOf(db: Kysely<Database>): Store {
+  const context = contexts.get(db);
+  if (!context) throw new Error('storeOf: this query builder belongs to no open store');
+  return context.store;
+}
+
+/**
+ * Runs `fn` in a transaction of `db`'s store and resolves with what it resolves with; rolls back
+ * and rethrows whatever it throws. When `db` is already a transaction, `fn` runs in it (no nested
+ * BEGIN), so repository functions compose by passing the transaction down. On SQLite the
+ * transaction begins `IMMEDIATE` (the write lock at once) and holds the one connection until it
+ * ends: code inside must use `trx`, never the store's own builder, which would wait for the
+ * transaction to end (and so never run).
+ */
+export async function inTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return fn(db);
+  const context = contexts.get(db);
+  return db.transaction().execute((trx) => {
+    if (context) registerDb(trx, { store: context.store, direct: context.heldDirect, heldDirect: context.heldDirect });
+    return fn(trx);
+  });
+}
+
+/**
+ * The SQLite connection `trx` holds, for `db/`'s SQLite-only statements inside a transaction
+ * (scripts of several statements, DDL).
+ * @throws Error when `trx` is not a transaction of a SQLite store made by `inTransaction`.
+ */
+export function sqliteOf(trx: Kysely<Database>): SqliteHandle {
+  const runner = trx.isTransaction ? contexts.get(trx)?.heldDirect : undefined;
+  if (!runner) throw new Error('sqliteOf: not a transaction of a SQLite store');
+  return runner.sqlite;
+}
