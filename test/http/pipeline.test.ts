@@ -114,7 +114,7 @@ describe('authentication', () => {
   });
 
   it('refuses any text before the Bearer scheme, and takes one or more spaces after it', async () => {
-    const good = t.mintToken('acct_p', []);
+    const good = await t.mintToken('acct_p', []);
     for (const authorization of [`xBearer ${good}`, `Basic Bearer ${good}`, `Bearer: ${good}`, `Bearer\t${good}`]) {
       const res = await t.request('GET', '/me', { headers: { authorization } });
       assert.equal(res.status, 401, authorization);
@@ -128,7 +128,7 @@ describe('authentication', () => {
   });
 
   it('refuses a malformed token before any database lookup', async () => {
-    const good = t.mintToken('acct_p', []);
+    const good = await t.mintToken('acct_p', []);
     const random = good.slice(5, 48);
     const mistyped = `oapi_${random.slice(0, 20)}${random[20] === 'A' ? 'B' : 'A'}${random.slice(21)}${good.slice(-6)}`;
     const traced: string[] = [];
@@ -156,7 +156,7 @@ describe('authentication', () => {
   });
 
   it('writes last_used_at at most once a minute per token, at the minute boundary too', async () => {
-    const token = t.mintToken('acct_p', []);
+    const token = await t.mintToken('acct_p', []);
     const start = t.clock.now();
     const lastUsed = async () => (await t.get('/me', token)).body.data.token.lastUsedAt;
     assert.equal(await lastUsed(), isoAt(start));
@@ -166,7 +166,7 @@ describe('authentication', () => {
     assert.equal(await lastUsed(), isoAt(start + 60_000), 'again once a full minute has passed');
     t.clock.advance(30_000);
     assert.equal(await lastUsed(), isoAt(start + 60_000));
-    const other = t.mintToken('acct_p', []);
+    const other = await t.mintToken('acct_p', []);
     assert.equal((await t.get('/me', other)).body.data.token.lastUsedAt, isoAt(t.clock.now()), 'per token');
   });
 

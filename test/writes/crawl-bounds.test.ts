@@ -127,7 +127,7 @@ describe('the server while the crawl reads a hostile page', () => {
       t.store.sqlite
         .prepare("UPDATE prospects SET url = ?, contact_paths = '[]', content_excerpt = NULL WHERE id = 'pr_text'")
         .run(`${pages.url}/hostile`);
-      const token = t.mintToken('acct_a', ['contacts:write']);
+      const token = await t.mintToken('acct_a', ['contacts:write']);
       const res = await t.request('POST', '/projects/prj_a1/prospects/pr_text/contact-discovery', {
         token,
         body: { idempotencyKey: 'hostile-page-1' },
