@@ -26,7 +26,7 @@ import pg from 'pg';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { loadMigrations, migrate, readMigrationDir } from '../../src/db/migrate.js';
 import { foldCase } from '../../src/db/sql-functions.js';
-import { COUNTED_TABLES } from '../../src/repos/row-counts.js';
+import { COUNTED_TABLES } from '../../src/db/row-counters.js';
 import { ENUM_CHECKS } from '../helpers/check-lists.js';
 import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';
 
@@ -144,7 +144,7 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
       await client.query('COMMIT');
     }
     store = await openStore(':memory:');
-    migrate(store);
+    await migrate(store);
     await base();
   });
   after(async () => {
