@@ -17,6 +17,39 @@ export const MAX_OPEN_ELEMENTS = 512;
 /** Characters handed to the parser between two turns of the event loop. */
 export const SLICE_CHARS = 16 * 1024;
 
+/**
+ * Longest text from someone else's page that is stored (a link's anchor text and `rel`, a name or
+ * job title of a contact), characters, after whitespace is collapsed.
+ */
+export const MAX_STORED_CHARS = 500;
+/** Longest URL from someone else's page that is stored (the href of a found link), characters. */
+export const MAX_STORED_URL_CHARS = 2048;
+/** Characters of a remote text read to make its stored form (whitespace may shrink them to fewer). */
+const MAX_READ_CHARS = 64 * 1024;
+
+/** The first `max` characters of `text`, not splitting a surrogate pair. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * The stored form of a text from someone else's page: of its first 64 Ki characters, whitespace
+ * collapsed to one space and trimmed, then at most `MAX_STORED_CHARS` (500) characters.
+ */
+export function storedText(text: string): string {
+  return cut(cut(text, MAX_READ_CHARS).replace(/\s+/g, ' ').trim(), MAX_STORED_CHARS).trimEnd();
+}
+
+/**
+ * The stored form of a URL from someone else's page: at most `MAX_STORED_URL_CHARS` (2,048)
+ * characters, a percent-escape cut in two dropped, so what is stored is still a URI.
+ */
+export function storedUrl(url: string): string {
+  return url.length <= MAX_STORED_URL_CHARS ? url : url.slice(0, MAX_STORED_URL_CHARS).replace(/%[0-9A-Fa-f]?$/, '');
+}
+
 /** Resolves on the next turn of the event loop, after the I/O and timers that are due. */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -7,7 +7,7 @@
  * and addresses are found by `AddressScanner`, a single left-to-right pass with no regular
  * expression, in slices with a turn of the event loop between them.
  */
-import { BoundedHtmlParser, nextTurn, SLICE_CHARS } from './bounded-html.js';
+import { BoundedHtmlParser, nextTurn, SLICE_CHARS, storedText } from './bounded-html.js';
 import { safeFetch, type FetchedPage, type SafeFetchOptions } from './safe-fetch.js';
 import { domainOf } from './verifier.js';
 import { ProviderError, type ContactCandidate, type ContactFinder, type ProspectFacts } from './types.js';
@@ -52,6 +52,8 @@ const INLINE_ELEMENTS = new Set([
 
 const underDomain = (domain: string, parent: string) => domain === parent || domain.endsWith(`.${parent}`);
 const str = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
+/** A name or job title from a page: its stored form (`storedText`: at most 500 characters), null when empty. */
+const remoteText = (value: unknown) => (typeof value === 'string' ? storedText(value) || null : null);
 
 const isAlphanumeric = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
@@ -279,8 +281,8 @@ function walkJsonLd(node: unknown, pageUrl: string, out: ContactCandidate[], dep
     if (domainOf(email) === null) continue;
     out.push({
       email,
-      fullName: isPerson ? str(record.name) : null,
-      role: isPerson ? str(record.jobTitle) : null,
+      fullName: isPerson ? remoteText(record.name) : null,
+      role: isPerson ? remoteText(record.jobTitle) : null,
       sourceUrl: pageUrl,
       sourceReference: 'json-ld',
     });

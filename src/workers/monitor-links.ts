@@ -5,7 +5,7 @@
  * matching `<a href>` / `<area href>` in document order, its anchor text and `rel`, and whether
  * the page's robots directives say `nofollow`.
  */
-import { BoundedHtmlParser } from '../providers/bounded-html.js';
+import { BoundedHtmlParser, MAX_STORED_CHARS, storedText, storedUrl } from '../providers/bounded-html.js';
 
 /**
  * The form two URLs are compared in (decisions.md §13): `http` and `https` alike, host
@@ -44,16 +44,33 @@ export interface LinkScan {
   truncated: boolean;
 }
 
+/** The tokens of a `rel`-like list, lower-cased and deduplicated, in document order. */
+const tokensOf = (value: string | undefined | null): string[] => [
+  ...new Set(
+    (value ?? '')
+      .toLowerCase()
+      .split(/[\s,]+/)
+      .filter(Boolean),
+  ),
+];
+
 /** `rel`-like token lists: lower-cased, deduplicated, sorted. */
-export const relTokens = (value: string | undefined | null): string[] =>
-  [
-    ...new Set(
-      (value ?? '')
-        .toLowerCase()
-        .split(/[\s,]+/)
-        .filter(Boolean),
-    ),
-  ].sort();
+export const relTokens = (value: string | undefined | null): string[] => tokensOf(value).sort();
+
+/**
+ * The stored form of a link's `rel` (issue #19): its tokens as `relTokens` gives them, but only
+ * those, in document order, that fit in `MAX_STORED_CHARS` (500) characters joined by spaces.
+ */
+export function storedRel(value: string | undefined | null): string[] {
+  const kept: string[] = [];
+  let length = -1;
+  for (const token of tokensOf(value)) {
+    if (length + 1 + token.length > MAX_STORED_CHARS) break;
+    kept.push(token);
+    length += 1 + token.length;
+  }
+  return kept.sort();
+}
 
 const saysNofollow = (directives: string[]) => directives.includes('nofollow') || directives.includes('none');
 
@@ -82,6 +99,9 @@ export function headerNofollow(values: string | string[] | undefined): boolean {
   return false;
 }
 
+/** Characters of a matching link's text that are collected, before `storedText` makes its stored form. */
+const MAX_CAPTURED_CHARS = 64 * 1024;
+
 /**
  * A streaming scan of one HTML page for `targetUrl`: `write` the decoded text as it arrives
  * (awaiting each write: a long piece is read in slices, with turns of the event loop between),
@@ -91,6 +111,10 @@ export function headerNofollow(values: string | string[] | undefined): boolean {
  * Links resolve against `pageUrl`, or against the first `<base href>` once it has been seen (HTML
  * puts `<base>` in `<head>`, before any link). The anchor text is the match's text with
  * whitespace collapsed and trimmed, else the `alt` of the first `<img>` inside it, else `""`.
+ * What a page controls is stored bounded (issue #19): the anchor text at most 500 characters
+ * (`storedText`, from the first 64 Ki characters of the link's text), the rel tokens that fit in
+ * 500 characters (`storedRel`), the href at most 2,048 characters (`storedUrl`): an unclosed link
+ * no longer makes its anchor text as large as the page.
  */
 export class LinkScanner {
   private readonly target: string | null;
@@ -98,8 +122,11 @@ export class LinkScanner {
   private baseSeen = false;
   private match: LinkScan['match'] = null;
   private metaNofollow = false;
-  /** While inside the matching `<a>`: its nesting depth, collected text and first image alt. */
-  private capture: { depth: number; text: string[]; alt: string | null } | null = null;
+  /**
+   * While inside the matching `<a>`: its nesting depth, its text as collected (no more than
+   * `MAX_CAPTURED_CHARS` of it) and the alt of its first image.
+   */
+  private capture: { depth: number; text: string[]; length: number; alt: string | null } | null = null;
   private readonly parser: BoundedHtmlParser;
 
   constructor(targetUrl: string, pageUrl: string) {
@@ -108,7 +135,10 @@ export class LinkScanner {
     this.parser = new BoundedHtmlParser({
       onopentag: (name, attributes) => this.open(name, attributes),
       ontext: (text) => {
-        if (this.capture) this.capture.text.push(text);
+        const capture = this.capture;
+        if (!capture || capture.length >= MAX_CAPTURED_CHARS) return;
+        capture.text.push(text.slice(0, MAX_CAPTURED_CHARS - capture.length));
+        capture.length += text.length;
       },
       onclosetag: (name) => {
         if (name !== 'a' || !this.capture) return;
@@ -144,19 +174,18 @@ export class LinkScanner {
       const href = attributes.href.trim();
       if (normaliseUrl(href, this.base) !== this.target) return;
       this.match = {
-        observedTargetUrl: new URL(href, this.base).href,
+        observedTargetUrl: storedUrl(new URL(href, this.base).href),
         observedAnchor: '',
-        rel: relTokens(attributes.rel),
+        rel: storedRel(attributes.rel),
       };
-      if (name === 'a') this.capture = { depth: 1, text: [], alt: null };
+      if (name === 'a') this.capture = { depth: 1, text: [], length: 0, alt: null };
     }
   }
 
   private finishCapture(): void {
     const capture = this.capture!;
     this.capture = null;
-    const text = capture.text.join('').replace(/\s+/g, ' ').trim();
-    this.match!.observedAnchor = text || (capture.alt ?? '').replace(/\s+/g, ' ').trim();
+    this.match!.observedAnchor = storedText(capture.text.join('')) || storedText(capture.alt ?? '');
   }
 
   /** Feeds the next piece of the page's text; resolves once it is read. */

@@ -2,7 +2,8 @@
  * The contact finders read text that other people wrote within bounds of time (issue #19, item
  * 1): addresses are found in time linear in the text on adversarial input (runs of `a`, `a@`,
  * `a.`), a page is read in slices with turns of the event loop between them, and the server goes
- * on answering while the crawl reads a hostile page.
+ * on answering while the crawl reads a hostile page. What a page says of a person is stored
+ * bounded (item 4).
  *
  * The time bounds are wide (a loaded 2-core machine takes well under a tenth of them); a
  * backtracking scan misses them by minutes. Sizes double up to 1 MiB and a case stops at the
@@ -91,6 +92,17 @@ describe('contact finders on adversarial text', () => {
     assert.deepEqual(await emails(block(`${'['.repeat(31)}${person}${']'.repeat(31)}`)), [ADDRESS]);
     assert.deepEqual(await emails(block(`${'['.repeat(40)}${person}${']'.repeat(40)}`)), [], 'deeper than 32');
     assert.deepEqual(await emails(block(`${'['.repeat(5000)}${']'.repeat(5000)}`)), [], '5,000 levels');
+  });
+
+  it('keeps a name and job title from a page at 500 characters, whitespace collapsed', async () => {
+    const long = 'Pat   Writer\n'.repeat(8000); // 104 KB each: the block stays under 256 KiB
+    const json = JSON.stringify({ '@type': 'Person', name: long, jobTitle: long, email: ADDRESS });
+    const [found] = await extractFromHtml(`<script type="application/ld+json">${json}</script>`, 'https://x.example/');
+    assert.equal(found?.email, ADDRESS);
+    for (const text of [found!.fullName!, found!.role!]) {
+      assert.equal(text.length, 500);
+      assert.ok(text.startsWith('Pat Writer Pat Writer'));
+    }
   });
 
   it('reads a 1 MiB page in slices: the event loop turns many times while it is read', async () => {
