@@ -130,10 +130,13 @@ export function buildCli(io: CliIo = processIo()): Command {
           'fixture.enabled': options.fixture,
           'fixture.seed': options.seed,
         });
-        if (options.seed !== undefined && !config.fixture.enabled) throw new CliError('--seed needs --fixture');
+        // Arguments that do not go together are bad arguments: status 2, as commander's own refusals.
+        if (options.seed !== undefined && !config.fixture.enabled)
+          command.error('outreach-api: --seed needs --fixture', { exitCode: 2 });
         if (config.db.path === ':memory:' && !options.import && !options.demo)
-          throw new CliError(
-            '--db :memory: needs --demo or --import: an empty in-memory database has no account to serve',
+          command.error(
+            'outreach-api: --db :memory: needs --demo or --import: an empty in-memory database has no account to serve',
+            { exitCode: 2 },
           );
         requireProviderSettings(config, io.env); // before the database is touched
         const logger = createLogger(config.log);

@@ -5,7 +5,8 @@
  * A reader pastes a token under "Authorize" and tries calls against this same server.
  *
  * Assets are addressed relative to the page, so the page also works behind a reverse proxy that
- * mounts the service under a prefix.
+ * mounts the service under a prefix. For the same reason `/api/public/docs/` (a trailing slash,
+ * under which those relative addresses would miss) redirects to the page by a relative `Location`.
  */
 import type { Hono } from 'hono';
 import { VERSION } from '../version.js';
@@ -54,6 +55,7 @@ const CACHE = { 'Cache-Control': 'public, max-age=3600' };
 
 export function registerDocsRoutes(app: Hono<AppEnv>): void {
   app.get(DOCS_PATH, (c) => c.html(PAGE, 200, CACHE));
+  app.get(`${DOCS_PATH}/`, (c) => c.redirect('../docs', 301));
   app.get(`${DOCS_PATH}/init.js`, (c) => c.body(INIT, 200, { ...CACHE, 'Content-Type': TYPES['init.js'] }));
   for (const name of DOCS_ASSET_FILES) {
     // Loaded on first request, not at start-up: a server nobody reads the docs of pays nothing.
