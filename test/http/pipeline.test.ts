@@ -131,8 +131,6 @@ describe('authentication', () => {
     const good = await t.mintToken('acct_p', []);
     const random = good.slice(5, 48);
     const mistyped = `oapi_${random.slice(0, 20)}${random[20] === 'A' ? 'B' : 'A'}${random.slice(21)}${good.slice(-6)}`;
-    const traced: string[] = [];
-    const stop = t.store.traceQueries((query) => traced.push(query.sql));
     // Without its table, any token lookup fails (a 500): a malformed token must never get that far.
     await sql`ALTER TABLE api_tokens RENAME TO api_tokens_away`.execute(t.store.db);
     try {
@@ -145,13 +143,7 @@ describe('authentication', () => {
       assert.equal(looked.status, 500, 'a well-formed token is looked up (so the lookup above would have failed)');
     } finally {
       await sql`ALTER TABLE api_tokens_away RENAME TO api_tokens`.execute(t.store.db);
-      stop();
     }
-    assert.deepEqual(
-      traced.filter((q) => /api_tokens"?\s/.test(q) && !/ALTER TABLE/i.test(q)),
-      [],
-      'no statement on api_tokens',
-    );
     assert.equal((await t.get('/me', good)).status, 200);
   });
 
