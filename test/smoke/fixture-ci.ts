@@ -73,7 +73,10 @@ test('a reply is journaled and its mail captured', async () => {
 
   const journal = await call('GET', '/__admin/requests?method=POST');
   assert.equal(journal.body.data.length, 1);
-  assert.equal(journal.body.data[0].route, '/projects/{projectId}/sites/{siteId}/threads/{threadId}/replies');
+  assert.equal(
+    journal.body.data[0].route,
+    '/api/public/v1/projects/:projectId/sites/:siteId/threads/:threadId/replies',
+  );
   assert.equal(journal.body.data[0].status, 202);
   assert.equal(journal.body.data[0].requestBody.body, 'Thanks, here is the link.');
 

@@ -20,6 +20,7 @@ import type { Logger } from '../../logger.js';
 import { methodLabel, type Metrics } from '../../metrics.js';
 import { maskTokens } from '../../domain/tokens.js';
 import type { ClientInfo } from '../client.js';
+import { routeTemplate } from '../route.js';
 import type { AppEnv, AppContext } from '../context.js';
 import { REPLAYED_HEADER } from './idempotency.js';
 
@@ -30,13 +31,6 @@ interface NodeBindings {
     once(event: 'close', listener: () => void): unknown;
     socket?: { bytesWritten: number } | null;
   };
-}
-
-/** The matched endpoint's route template: the last matched route registered for a method (not `use`). */
-function routeTemplate(c: AppContext): string | null {
-  const routes = c.req.matchedRoutes;
-  for (let i = routes.length - 1; i >= 0; i--) if (routes[i]!.method !== 'ALL') return routes[i]!.path;
-  return null;
 }
 
 /** The error code of an error answer: as `onError` set it, else the not-found answer's. */
