@@ -11,6 +11,7 @@ import { createFixture, type Fixture } from './fixture/index.js';
 import { createApp, type App } from './http/app.js';
 import { listen, type Listener } from './http/listen.js';
 import { settlesWithin } from './http/shutdown.js';
+import { openLimiter } from './limiter/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createProviders, type Providers } from './providers/index.js';
@@ -86,6 +87,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const metrics = config.metrics.enabled
     ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store.db) })
     : undefined;
+  const limiter = await openLimiter({ requestsPerMinute: config.limits.requestsPerMinute, clock });
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };
   if (fixture) providers.mail = fixture.captureMail(providers.mail);
   const workers = createWorkers({ store, clock, config, providers, logger, metrics });
@@ -99,6 +101,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     logger,
     providers,
     metrics,
+    limiter,
     fixture,
     workersRunning: () => workers.running,
     notify: (name) => workers[name].wake(),
@@ -110,6 +113,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     async (error: unknown) => {
       await workers.stop();
       await checkpointer?.stop();
+      await limiter?.close();
       providers.mail.close();
       throw error;
     },
@@ -141,6 +145,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         },
       );
     providers.mail.close();
+    await limiter?.close();
     await checkpointer?.stop();
     if (!options.store) await store.close();
   };

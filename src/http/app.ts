@@ -8,7 +8,6 @@ import { OpenAPIHono, type Hook } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import { SlidingWindowLimiter } from '../limiter/sliding-window.js';
 import { TAGS, registerRoutes } from '../routes/index.js';
 import { RESPONSE_HEADERS } from '../schemas/common.js';
 import { clientReader } from './client.js';
@@ -26,7 +25,6 @@ import { Shutdown } from './shutdown.js';
 
 export const API_BASE = '/api/public/v1';
 export const OPENAPI_PATH = '/api/public/openapi.json';
-const RATE_WINDOW_MS = 60_000;
 
 const TARGET_NAMES: Record<string, string> = { json: 'body', param: 'path', query: 'query', header: 'header' };
 
@@ -53,11 +51,10 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
   );
 };
 
-export function createApp(input: Omit<AppDeps, 'limiter' | 'shutdown' | 'clientOf'>): App {
-  const rpm = input.config.limits.requestsPerMinute;
+/** `input.limiter` is the one `startServer` opened (src/limiter/); without it, nothing is limited. */
+export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
   const deps: AppDeps = {
     ...input,
-    limiter: rpm > 0 ? new SlidingWindowLimiter(rpm, RATE_WINDOW_MS, input.clock) : undefined,
     shutdown: new Shutdown(),
     clientOf: clientReader(input.config.server.trustProxy),
   };

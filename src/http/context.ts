@@ -11,7 +11,7 @@ import type { AccountRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ErrorCode } from '../domain/errors.js';
-import type { SlidingWindowLimiter } from '../limiter/sliding-window.js';
+import type { RateLimiter } from '../limiter/index.js';
 import type { Providers } from '../providers/index.js';
 import type { ClientInfo } from './client.js';
 import type { Shutdown } from './shutdown.js';
@@ -21,8 +21,8 @@ export interface AppDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  /** Absent when `limits.requestsPerMinute` is 0. */
-  limiter?: SlidingWindowLimiter;
+  /** The store `limits.store` names (src/limiter/); absent when `limits.requestsPerMinute` is 0. */
+  limiter?: RateLimiter;
   /** Generator, mail transport, verifier and contact finder chosen by the config. */
   providers: Providers;
   /** Prometheus series (decisions.md §15); absent when `metrics.enabled` is false. */

@@ -1,5 +1,5 @@
 /**
- * Micro-benchmark of the per-token limiter (src/limiter/sliding-window.ts): the cost of one
+ * Micro-benchmark of the per-token limiter (src/limiter/memory.ts): the cost of one
  * `check` and the memory it holds per token. Run in its own process with `--expose-gc` (run.ts
  * does this), printing one JSON object:
  *
@@ -14,7 +14,7 @@
  * the window has passed (the next check sweeps idle tokens away).
  */
 import type { Clock } from '../../src/domain/clock.js';
-import { SlidingWindowLimiter } from '../../src/limiter/sliding-window.js';
+import { MemoryLimiter } from '../../src/limiter/memory.js';
 
 const LIMIT = 100;
 const WINDOW_MS = 60_000;
@@ -29,7 +29,7 @@ class StepClock implements Clock {
 
 /** ns per check over `checks` calls, best of `rounds`. */
 function timeChecks(
-  limiter: SlidingWindowLimiter,
+  limiter: MemoryLimiter,
   keys: string[],
   checks: number,
   rounds = 5,
@@ -59,7 +59,7 @@ function main() {
     const clock = new StepClock();
     const keys = Array.from({ length: tokens }, (_, i) => `tok_${i}`);
     const before = heap();
-    let limiter: SlidingWindowLimiter | undefined = new SlidingWindowLimiter(LIMIT, WINDOW_MS, clock);
+    let limiter: MemoryLimiter | undefined = new MemoryLimiter(LIMIT, WINDOW_MS, clock);
     for (let i = 0; i < LIMIT; i++) for (const k of keys) limiter.check(k);
     const full = heap();
     clock.ms += WINDOW_MS + 1;
@@ -79,20 +79,20 @@ function main() {
 
   {
     const clock = new StepClock();
-    const limiter = new SlidingWindowLimiter(LIMIT, WINDOW_MS, clock);
+    const limiter = new MemoryLimiter(LIMIT, WINDOW_MS, clock);
     clock.step = WINDOW_MS / LIMIT; // one request leaves as one arrives
     cases.oneTokenAllowed = timeChecks(limiter, ['tok_a'], checks);
   }
   {
     const clock = new StepClock();
-    const limiter = new SlidingWindowLimiter(LIMIT, WINDOW_MS, clock);
+    const limiter = new MemoryLimiter(LIMIT, WINDOW_MS, clock);
     for (let i = 0; i < LIMIT; i++) limiter.check('tok_a');
     clock.step = 0.00001; // the window stays full
     cases.oneTokenRefused = timeChecks(limiter, ['tok_a'], checks);
   }
   {
     const clock = new StepClock();
-    const limiter = new SlidingWindowLimiter(LIMIT, WINDOW_MS, clock);
+    const limiter = new MemoryLimiter(LIMIT, WINDOW_MS, clock);
     const keys = Array.from({ length: 10_000 }, (_, i) => `tok_${i}`);
     clock.step = WINDOW_MS / LIMIT / keys.length;
     for (const k of keys) limiter.check(k);

@@ -1,24 +1,13 @@
 /**
- * The per-token request limiter (contract §8, decisions.md §9): at most `limit` requests in any
- * sliding window of `windowMs`, counted exactly with a ring buffer of the accepted requests'
- * times. A rejected request is not recorded. Memory: one `Float64Array(limit)` per key that
- * has a request inside the window; `sweep()` drops the others, so it is bounded by the number
- * of tokens in use. A check is O(1).
+ * The in-process limiter (`limits.store: memory`, the default; decisions.md §9): at most `limit`
+ * requests in any sliding window of `windowMs` per key, counted exactly with a ring buffer of the
+ * accepted requests' times. Its windows belong to this process only: several instances each
+ * count their own. A rejected request is not recorded. Memory: one
+ * `Float64Array(limit)` per key that has a request inside the window; `sweep()` drops the others,
+ * so it is bounded by the number of tokens in use. A check is O(1) and synchronous.
  */
 import type { Clock } from '../domain/clock.js';
-
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  /** Requests still allowed in the window after this one. */
-  remaining: number;
-  /** Unix time in ms at which the oldest counted request leaves the window (now when none). */
-  resetAtMs: number;
-  /** When refused: ms until a request would be accepted (> 0). */
-  retryAfterMs: number;
-  /** The clock's time of this check, ms. */
-  nowMs: number;
-}
+import type { RateDecision, RateLimiter } from './rate-limiter.js';
 
 interface Bucket {
   times: Float64Array;
@@ -27,7 +16,8 @@ interface Bucket {
   count: number;
 }
 
-export class SlidingWindowLimiter {
+export class MemoryLimiter implements RateLimiter {
+  readonly store = 'memory';
   private readonly buckets = new Map<string, Bucket>();
   private lastSweep = 0;
 
@@ -39,7 +29,7 @@ export class SlidingWindowLimiter {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
   }
 
-  /** Counts a request for `key` if the window has room. */
+  /** Counts a request for `key` if the window has room; answers at once (never a promise). */
   check(key: string): RateDecision {
     const now = this.clock.now();
     if (now - this.lastSweep > this.windowMs) this.sweep(now);
@@ -82,6 +72,9 @@ export class SlidingWindowLimiter {
   clear(): void {
     this.buckets.clear();
   }
+
+  /** Nothing to release. */
+  async close(): Promise<void> {}
 
   /** Number of keys currently held. */
   get size(): number {

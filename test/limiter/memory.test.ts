@@ -1,13 +1,13 @@
-/** The sliding-window limiter on its own, with a fake clock (decisions.md §9). */
+/** The in-process limiter (limits.store: memory) on its own, with a fake clock (decisions.md §9). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock } from '../src/domain/clock.js';
-import { SlidingWindowLimiter } from '../src/limiter/sliding-window.js';
+import { FakeClock } from '../../src/domain/clock.js';
+import { MemoryLimiter } from '../../src/limiter/memory.js';
 
-describe('SlidingWindowLimiter', () => {
+describe('MemoryLimiter', () => {
   it('slides: a request is allowed again exactly when the oldest counted one leaves the window', () => {
     const clock = new FakeClock(0);
-    const limiter = new SlidingWindowLimiter(3, 1000, clock);
+    const limiter = new MemoryLimiter(3, 1000, clock);
     assert.equal(limiter.check('k').remaining, 2);
     clock.advance(400);
     limiter.check('k');
@@ -27,7 +27,7 @@ describe('SlidingWindowLimiter', () => {
 
   it('forgets idle keys, so memory is bounded by the keys in use', () => {
     const clock = new FakeClock(0);
-    const limiter = new SlidingWindowLimiter(5, 1000, clock);
+    const limiter = new MemoryLimiter(5, 1000, clock);
     for (let i = 0; i < 1000; i++) limiter.check(`token-${i}`);
     assert.equal(limiter.size, 1000);
     clock.advance(1001);
@@ -37,7 +37,7 @@ describe('SlidingWindowLimiter', () => {
 
   it('a sweep started by another key keeps a key with a request still in the window, and it stays limited', () => {
     const clock = new FakeClock(0);
-    const limiter = new SlidingWindowLimiter(3, 1000, clock);
+    const limiter = new MemoryLimiter(3, 1000, clock);
     // 'a' fills its window with requests at 0, 10 and 950: the first two leave it before the last.
     for (const at of [0, 10, 950]) {
       clock.set(at);
@@ -57,7 +57,7 @@ describe('SlidingWindowLimiter', () => {
     const windowMs = 1000;
     const limit = 3;
     const clock = new FakeClock(0);
-    const limiter = new SlidingWindowLimiter(limit, windowMs, clock);
+    const limiter = new MemoryLimiter(limit, windowMs, clock);
     // The model: every accepted request's time per key; the keys held; the time of the last sweep.
     const log = new Map<string, number[]>();
     const held = new Set<string>();
@@ -95,7 +95,7 @@ describe('SlidingWindowLimiter', () => {
 
   it('a sweep forgets a key whose newest request left the window, also after its ring buffer wrapped', () => {
     const clock = new FakeClock(0);
-    const limiter = new SlidingWindowLimiter(3, 1000, clock);
+    const limiter = new MemoryLimiter(3, 1000, clock);
     for (const at of [0, 100, 200, 1150, 1160]) {
       clock.set(at);
       limiter.check('wrapped'); // at 1150 the request of 0 left and its slot was reused
@@ -111,7 +111,7 @@ describe('SlidingWindowLimiter', () => {
 
   it('sweeps at most once per window: an idle key is kept until the first check one window after the last sweep', () => {
     const clock = new FakeClock(0);
-    const limiter = new SlidingWindowLimiter(2, 1000, clock);
+    const limiter = new MemoryLimiter(2, 1000, clock);
     limiter.check('a');
     clock.set(1001);
     limiter.check('b'); // sweep at 1001: 'a' (last used at 0) is forgotten
@@ -132,6 +132,6 @@ describe('SlidingWindowLimiter', () => {
   });
 
   it('refuses a limit that is not a positive integer', () => {
-    assert.throws(() => new SlidingWindowLimiter(0, 1000, new FakeClock()), RangeError);
+    assert.throws(() => new MemoryLimiter(0, 1000, new FakeClock()), RangeError);
   });
 });
