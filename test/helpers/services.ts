@@ -47,7 +47,13 @@ function redactUrl(url: string): string {
   }
 }
 
-/** Whether a TCP connection to `url`'s host and port opens within 1 s. */
+/**
+ * Whether a TCP connection to `url`'s host and port opens within 10 s (PostgreSQL's client waits
+ * as long). A server that is not there refuses at once; the long wait is for a shard
+ * (test/helpers/shards.ts), which starts loading all of its files at once and keeps the event
+ * loop busy meanwhile: with 1 s (2 s for PostgreSQL's client), shards of the unit suite on the
+ * loaded 2-core machine reported the running Redis, and in another run PostgreSQL, missing.
+ */
 function reachable(url: string, defaultPort: number): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return new Promise((done) => {
@@ -56,7 +62,7 @@ function reachable(url: string, defaultPort: number): Promise<boolean> {
       socket.destroy();
       done(ok);
     };
-    socket.setTimeout(1000, () => finish(false));
+    socket.setTimeout(10_000, () => finish(false));
     socket.once('connect', () => finish(true));
     socket.once('error', () => finish(false));
   });
@@ -66,7 +72,7 @@ async function present(service: Service): Promise<boolean> {
   switch (service) {
     case 'postgres': {
       if (!(await reachable(PG_URL, 5432))) return false;
-      const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+      const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 10_000 });
       try {
         await client.connect();
         await client.query('SELECT 1');
@@ -103,7 +109,11 @@ export function serviceSkip(service: Service): Promise<string | false> {
     });
     checked.set(service, result);
   }
-  return result;
+  const found = result;
+  // A fresh promise settled from a timer of the caller's own: awaiting the shared one directly at
+  // a module's top level (in a shard, test/helpers/shards.ts) lets the second file's describe()
+  // run in the first file's suite, which has finished by then.
+  return new Promise((resolve, reject) => setImmediate(() => found.then(resolve, reject)));
 }
 
 /** A PostgreSQL database of one test file's own, created empty; `drop()` removes it. */
