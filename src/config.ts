@@ -53,7 +53,7 @@ const DbSchema = z.strictObject({
   synchronous: z.enum(['full', 'normal']).default('full'),
 });
 
-export const ConfigSchema = z.strictObject({
+const ConfigKeys = z.strictObject({
   /** The database: a path, or `{ path, synchronous }`. */
   db: z.preprocess((value) => (typeof value === 'string' ? { path: value } : value), DbSchema).prefault({}),
   server: z
@@ -80,6 +80,25 @@ export const ConfigSchema = z.strictObject({
         .int()
         .min(1024)
         .default(1024 * 1024),
+      /**
+       * Where the windows are counted (decisions.md §16): `memory`, in this process (each instance
+       * its own); `redis`, in the Redis at `redis.url`, shared by every instance.
+       */
+      store: z.enum(['memory', 'redis']).default('memory'),
+    })
+    .prefault({}),
+  /** The Redis of `limits.store: redis` (decisions.md §16). */
+  redis: z
+    .strictObject({
+      /** `redis://[user:password@]host:port[/db]` or `rediss://…` (TLS); never logged. */
+      url: z
+        .string()
+        .refine((url) => url === '' || /^rediss?:\/\/./.test(url), 'must start with redis:// or rediss://')
+        .default(''),
+      /** Put before every key, so several installs can share one Redis. */
+      keyPrefix: z.string().default('outreach:'),
+      /** Longest wait for one Redis call, ms; a slower answer counts as Redis being down (the limiter falls back). */
+      timeoutMs: ms.default(500),
     })
     .prefault({}),
   providers: z
@@ -196,6 +215,22 @@ export const ConfigSchema = z.strictObject({
       format: z.enum(['json', 'pretty']).default('json'),
     })
     .prefault({}),
+});
+
+/** Every key (ConfigKeys), and the rules between keys. */
+export const ConfigSchema = ConfigKeys.superRefine((config, context) => {
+  if (config.limits.store !== 'redis') return;
+  if (!config.redis.url)
+    context.addIssue({ code: 'custom', path: ['redis', 'url'], message: 'must be set when limits.store is redis' });
+  // The fixture is one instance (SQLite only, decisions.md §16) with a clock and a reset of its
+  // own: a fake clock would write its times into windows other instances read by theirs, and a
+  // reset would have to delete windows other instances share.
+  if (config.fixture.enabled)
+    context.addIssue({
+      code: 'custom',
+      path: ['limits', 'store'],
+      message: 'must be memory with the fixture (--fixture): its clock and reset are of one instance',
+    });
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -17,6 +17,11 @@ export interface Metrics {
   httpDuration: Histogram<'method' | 'route'>;
   /** `outreach_rate_limit_rejections_total`: 429 answers of the per-token limiter. */
   rateLimitRejections: Counter;
+  /**
+   * `outreach_rate_limit_fallback_checks_total`: with `limits.store: redis`, requests this
+   * instance counted in its own window because Redis could not be reached (decisions.md §16).
+   */
+  rateLimitFallbackChecks: Counter;
   /** `outreach_idempotent_replays_total`: stored responses replayed for a repeated Idempotency-Key. */
   idempotentReplays: Counter;
   /** `outreach_outbox_deliveries_total{result}`: each delivery attempt of the reply outbox. */
@@ -31,6 +36,11 @@ export interface Metrics {
 export interface MetricsSources {
   /** Outbound reply messages by status (`queued`, `sent`, `failed`), read at each scrape. */
   outboxMessagesByStatus?: () => Promise<Record<string, number>>;
+  /**
+   * With `limits.store: redis`: whether the limiter's checks go to Redis now (1) or to this
+   * instance's fallback window (0), read at each scrape as `outreach_rate_limit_redis_up`.
+   */
+  rateLimitRedisUp?: () => boolean;
 }
 
 /** HTTP methods kept as label values; anything else is counted as `OTHER`. */
@@ -68,6 +78,11 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       help: 'Requests refused with 429 by the per-token rate limiter.',
       registers,
     }),
+    rateLimitFallbackChecks: new Counter({
+      name: 'outreach_rate_limit_fallback_checks_total',
+      help: "Requests counted in this instance's own rate-limit window because Redis (limits.store: redis) could not be reached.",
+      registers,
+    }),
     idempotentReplays: new Counter({
       name: 'outreach_idempotent_replays_total',
       help: 'Write requests answered with the stored response of their Idempotency-Key.',
@@ -97,6 +112,17 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
         const counts = await outboxMessagesByStatus();
         this.reset();
         for (const [status, count] of Object.entries(counts)) this.set({ status }, count);
+      },
+    });
+  }
+  const { rateLimitRedisUp } = sources;
+  if (rateLimitRedisUp) {
+    new Gauge({
+      name: 'outreach_rate_limit_redis_up',
+      help: "With limits.store: redis, 1 while the rate limiter counts in Redis (shared by every instance), 0 while it falls back to this instance's own window.",
+      registers,
+      collect() {
+        this.set(rateLimitRedisUp() ? 1 : 0);
       },
     });
   }

@@ -11,7 +11,7 @@ import { createFixture, type Fixture } from './fixture/index.js';
 import { createApp, type App } from './http/app.js';
 import { listen, type Listener } from './http/listen.js';
 import { settlesWithin } from './http/shutdown.js';
-import { openLimiter } from './limiter/index.js';
+import { openLimiter, perInstanceLimitNotice, type RedisLimiterEvents } from './limiter/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createProviders, type Providers } from './providers/index.js';
@@ -85,9 +85,21 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     : undefined;
   const clock = fixture?.clock ?? options.clock ?? systemClock;
   const metrics = config.metrics.enabled
-    ? createMetrics({ outboxMessagesByStatus: () => countOutboxMessagesByStatus(store.db) })
+    ? createMetrics({
+        outboxMessagesByStatus: () => countOutboxMessagesByStatus(store.db),
+        rateLimitRedisUp: config.limits.store === 'redis' ? () => limiter?.shared ?? false : undefined,
+      })
     : undefined;
-  const limiter = await openLimiter({ requestsPerMinute: config.limits.requestsPerMinute, clock });
+  const limiter = await openLimiter({
+    store: config.limits.store,
+    requestsPerMinute: config.limits.requestsPerMinute,
+    clock,
+    redis: config.redis,
+    events: fallbackEvents(logger, metrics),
+  });
+  // A `postgres://` database is shared by every instance (decisions.md §16), a memory limiter is not.
+  const notice = perInstanceLimitNotice(config.limits.store, /^postgres(ql)?:\/\//.test(config.db.path));
+  if (notice) logger.log('info', notice);
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };
   if (fixture) providers.mail = fixture.captureMail(providers.mail);
   const workers = createWorkers({ store, clock, config, providers, logger, metrics });
@@ -164,4 +176,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     close: () => running.shutdown(0),
   };
   return running;
+}
+
+/** The limiter's fallback (decisions.md §16) in the log, once per outage each way, and in the metrics. */
+function fallbackEvents(logger: Logger, metrics: Metrics | undefined): RedisLimiterEvents {
+  return {
+    fallback: (reason) =>
+      logger.log('warn', 'rate limiter: Redis cannot be reached; limits are counted per instance until it answers', {
+        reason,
+      }),
+    recovered: () => logger.log('info', 'rate limiter: Redis answers again; limits are shared by every instance'),
+    fallbackCheck: () => metrics?.rateLimitFallbackChecks.inc(),
+  };
 }

@@ -167,6 +167,44 @@ describe('config', () => {
     );
   });
 
+  it('counts limits in memory by default; limits.store redis needs a redis:// URL, never echoed, and no fixture', () => {
+    const defaults = loadConfig(undefined, {});
+    assert.equal(defaults.limits.store, 'memory');
+    assert.deepEqual(defaults.redis, { url: '', keyPrefix: 'outreach:', timeoutMs: 500 });
+    const shared = loadConfig(undefined, {
+      OUTREACH_API_LIMITS_STORE: 'redis',
+      OUTREACH_API_REDIS_URL: 'rediss://user:s3cret@redis.internal:6380/2',
+      OUTREACH_API_REDIS_KEY_PREFIX: 'outreach-eu:',
+      OUTREACH_API_REDIS_TIMEOUT_MS: '250',
+    });
+    assert.equal(shared.limits.store, 'redis');
+    assert.deepEqual(shared.redis, {
+      url: 'rediss://user:s3cret@redis.internal:6380/2',
+      keyPrefix: 'outreach-eu:',
+      timeoutMs: 250,
+    });
+    rejects({ OUTREACH_API_LIMITS_STORE: 'redis' }, /redis\.url: must be set when limits\.store is redis/);
+    rejects({ OUTREACH_API_LIMITS_STORE: 'cluster' }, /OUTREACH_API_LIMITS_STORE \(limits\.store\)/);
+    assert.throws(
+      () => loadConfig(undefined, { OUTREACH_API_REDIS_URL: 'http://user:s3cret@redis.internal' }),
+      (e: Error) =>
+        /OUTREACH_API_REDIS_URL \(redis\.url\): must start with redis:\/\/ or rediss:\/\//.test(e.message) &&
+        !e.message.includes('s3cret'),
+    );
+    // The fixture is one instance with its own clock and reset (decisions.md §14, §16).
+    assert.throws(
+      () =>
+        loadConfig(
+          undefined,
+          { OUTREACH_API_LIMITS_STORE: 'redis', OUTREACH_API_REDIS_URL: 'redis://127.0.0.1:6379' },
+          {
+            'fixture.enabled': true,
+          },
+        ),
+      /\(limits\.store\): must be memory with the fixture \(--fixture\)/,
+    );
+  });
+
   it('takes db as a path or as { path, synchronous }, with OUTREACH_API_DB the path and --db over both', () => {
     assert.deepEqual(loadConfig(fileWith({ db: 'a.db' }), {}).db, { path: 'a.db', synchronous: 'full' });
     const file = fileWith({ db: { path: 'b.db', synchronous: 'normal' } });

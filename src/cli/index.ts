@@ -110,14 +110,18 @@ export function buildCli(io: CliIo = processIo()): Command {
     )
     .option('--import <file>', 'import this document before serving')
     .option('--demo', 'on an empty database, load the demo data; print a ready token and a curl example')
-    .option('--fixture', 'add the test-fixture admin API under /__admin (reset, journal, mail, faults, clock)')
+    .option(
+      '--fixture',
+      'add the test-fixture admin API under /__admin (reset, journal, mail, faults, clock); needs limits.store memory',
+    )
     .option('--seed <seed>', 'with --fixture: ids of writes come from a generator seeded with this')
     .addHelpText(
       'after',
       `\nEvery configuration key also has an environment variable, e.g. ${envOf('server.shutdownGraceMs')}, ` +
         `${envOf('log.level')}, ${envOf('metrics.enabled')} (see config.example.json and docs/configuration.md).\n` +
         `A provider that needs settings stops the start without them: providers.mail smtp needs smtp.host ` +
-        `(${envOf('smtp.host')}; no default).`,
+        `(${envOf('smtp.host')}; no default).\n` +
+        `Several instances share one rate-limit window with ${envOf('limits.store')}=redis and ${envOf('redis.url')}.`,
     )
     .action(
       async (

@@ -2,9 +2,11 @@
  * The in-process limiter (`limits.store: memory`, the default; decisions.md §9): at most `limit`
  * requests in any sliding window of `windowMs` per key, counted exactly with a ring buffer of the
  * accepted requests' times. Its windows belong to this process only: several instances each
- * count their own. A rejected request is not recorded. Memory: one
+ * count their own (decisions.md §16). A rejected request is not recorded. Memory: one
  * `Float64Array(limit)` per key that has a request inside the window; `sweep()` drops the others,
  * so it is bounded by the number of tokens in use. A check is O(1) and synchronous.
+ *
+ * Also the Redis limiter's fallback window while Redis cannot be reached (./redis.ts).
  */
 import type { Clock } from '../domain/clock.js';
 import type { RateDecision, RateLimiter } from './rate-limiter.js';
@@ -18,6 +20,7 @@ interface Bucket {
 
 export class MemoryLimiter implements RateLimiter {
   readonly store = 'memory';
+  readonly shared = false;
   private readonly buckets = new Map<string, Bucket>();
   private lastSweep = 0;
 

@@ -33,7 +33,13 @@ describe('CLI help', () => {
     const res = await cli(['serve', '--help']);
     assert.equal(res.code, 0);
     const help = res.stdout.replace(/\s+/g, ' ');
-    for (const name of ['OUTREACH_API_SERVER_HOST', 'OUTREACH_API_SERVER_PORT', 'OUTREACH_API_DB'])
+    for (const name of [
+      'OUTREACH_API_SERVER_HOST',
+      'OUTREACH_API_SERVER_PORT',
+      'OUTREACH_API_DB',
+      'OUTREACH_API_LIMITS_STORE',
+      'OUTREACH_API_REDIS_URL',
+    ])
       assert.ok(help.includes(name), `${name} in serve --help`);
     assert.match(help, /providers\.mail smtp needs smtp\.host \(OUTREACH_API_SMTP_HOST; no default\)/);
   });

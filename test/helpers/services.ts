@@ -11,10 +11,13 @@
  * Addresses: `OUTREACH_TEST_PG_URL` (default `postgres://postgres@127.0.0.1:5432/test`) and
  * `OUTREACH_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import { Redis } from 'ioredis';
 import pg from 'pg';
+import { freePort, sleep } from './ports.js';
 
 export const PG_URL = process.env.OUTREACH_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.OUTREACH_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -114,6 +117,75 @@ export function serviceSkip(service: Service): Promise<string | false> {
   // a module's top level (in a shard, test/helpers/shards.ts) lets the second file's describe()
   // run in the first file's suite, which has finished by then.
   return new Promise((resolve, reject) => setImmediate(() => found.then(resolve, reject)));
+}
+
+/**
+ * A Redis key prefix no other test (of this file, another file or another checkout's suite
+ * running at once) uses: `outreach-test:<label>:<pid>:<random>:`. Keys under it expire by
+ * themselves (the limiter sets PEXPIRE on each).
+ */
+export function redisKeyPrefix(label = 'test'): string {
+  return `outreach-test:${label}:${process.pid}:${randomBytes(4).toString('hex')}:`;
+}
+
+/**
+ * A `redis-server` child process of one test's own on a free port, for outages the shared Redis
+ * must never see (other engineers' suites use it): `stop()` kills it (SIGKILL), `start()` starts
+ * an empty one again on the same port, `pause()`/`resume()` freeze it (SIGSTOP/SIGCONT) to make
+ * it hang. Needs `redis-server` on PATH (it comes with the Redis that `serviceSkip('redis')` finds).
+ */
+export interface ThrowawayRedis {
+  /** `redis://127.0.0.1:PORT` */
+  url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  pause(): void;
+  resume(): void;
+}
+
+/** Starts a throwaway Redis (see ThrowawayRedis) and resolves once it answers PING. */
+export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    child = spawn('redis-server', args, { stdio: 'ignore' });
+    process.once('exit', () => child?.kill('SIGKILL'));
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const probe = new Redis(port, '127.0.0.1', {
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
+      probe.on('error', () => {});
+      const answered = await probe.connect().then(
+        () => probe.ping().then(() => true),
+        () => false,
+      );
+      probe.disconnect();
+      if (answered) return;
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start`);
+      await sleep(20);
+    }
+  };
+  const stop = async () => {
+    const stopping = child;
+    child = undefined;
+    if (!stopping || stopping.exitCode !== null) return;
+    const exited = new Promise((done) => stopping.once('exit', done));
+    stopping.kill('SIGCONT');
+    stopping.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    stop,
+    pause: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
+  };
 }
 
 /** A PostgreSQL database of one test file's own, created empty; `drop()` removes it. */

@@ -10,6 +10,7 @@ import { revokeToken } from '../../src/repos/tokens.js';
 import { generateToken } from '../../src/domain/tokens.js';
 import { account, project } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { REDIS_URL, redisKeyPrefix, serviceSkip } from '../helpers/services.js';
 
 const PROJECTS = {
   accounts: [account('acct_p', { email: 'p@example.test', name: 'P', planExpiresAt: '2099-01-01T00:00:00Z' })],
@@ -171,65 +172,76 @@ describe('authentication', () => {
   });
 });
 
-describe('rate limiter', () => {
-  let t: TestServer;
-  let clock: FakeClock;
-  before(async () => {
-    clock = new FakeClock(Date.UTC(2026, 10, 1, 12, 0, 0));
-    t = await startTestServer({ fixture: PROJECTS, clock });
-  });
-  after(() => t.close());
+// The same requests and the same expected headers for either store (decisions.md §9, §16).
+for (const store of ['memory', 'redis'] as const) {
+  describe(`rate limiter (limits.store: ${store})`, { skip: store === 'redis' && (await serviceSkip('redis')) }, () => {
+    let t: TestServer;
+    let clock: FakeClock;
+    before(async () => {
+      clock = new FakeClock(Date.UTC(2026, 10, 1, 12, 0, 0));
+      const config =
+        store === 'redis'
+          ? { 'limits.store': store, 'redis.url': REDIS_URL, 'redis.keyPrefix': redisKeyPrefix('pipeline') }
+          : {};
+      t = await startTestServer({ fixture: PROJECTS, clock, config });
+    });
+    after(async () => {
+      // Every check was answered by the store under test, not by a fallback.
+      assert.equal(t.server.app.deps.limiter?.shared, store === 'redis');
+      await t.close();
+    });
 
-  it('allows exactly 100 requests per sliding 60 s, counts down, and refuses the 101st with Retry-After', async () => {
-    const token = await t.mintToken('acct_p', []);
-    const start = clock.now();
-    for (let i = 1; i <= 100; i++) {
-      const res = await t.get('/me', token);
+    it('allows exactly 100 requests per sliding 60 s, counts down, and refuses the 101st with Retry-After', async () => {
+      const token = await t.mintToken('acct_p', []);
+      const start = clock.now();
+      for (let i = 1; i <= 100; i++) {
+        const res = await t.get('/me', token);
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get('x-ratelimit-limit'), '100');
+        assert.equal(res.headers.get('x-ratelimit-remaining'), String(100 - i));
+        assert.equal(res.headers.get('x-ratelimit-reset'), String(Math.ceil((start + 60_000) / 1000)));
+        assert.equal(res.headers.get('ratelimit-policy'), '"default";q=100;w=60');
+        if (i === 50) clock.advance(30_000); // the second half arrives 30 s later
+      }
+      const refused = await t.get('/me', token);
+      assert.equal(refused.status, 429);
+      assert.deepEqual(refused.body.error, {
+        code: 'RATE_LIMIT_EXCEEDED',
+        message: 'Rate limit of 100 requests per 60 s exceeded; retry after 30 s',
+      });
+      assert.equal(refused.headers.get('retry-after'), '30');
+      assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
+      assert.equal(refused.headers.get('ratelimit'), '"default";r=0;t=30');
+
+      // Rejected requests are not counted: many more refusals change nothing.
+      for (let i = 0; i < 5; i++) assert.equal((await t.get('/me', token)).status, 429);
+      clock.advance(29_999);
+      assert.equal((await t.get('/me', token)).status, 429);
+      clock.advance(1); // Retry-After honoured: the first 50 leave the window
+      const served = await t.get('/me', token);
+      assert.equal(served.status, 200);
+      assert.equal(served.headers.get('x-ratelimit-remaining'), '49');
+    });
+
+    it('keeps one window per token', async () => {
+      const other = await t.mintToken('acct_p', []);
+      const res = await t.get('/me', other);
       assert.equal(res.status, 200);
-      assert.equal(res.headers.get('x-ratelimit-limit'), '100');
-      assert.equal(res.headers.get('x-ratelimit-remaining'), String(100 - i));
-      assert.equal(res.headers.get('x-ratelimit-reset'), String(Math.ceil((start + 60_000) / 1000)));
-      assert.equal(res.headers.get('ratelimit-policy'), '"default";q=100;w=60');
-      if (i === 50) clock.advance(30_000); // the second half arrives 30 s later
-    }
-    const refused = await t.get('/me', token);
-    assert.equal(refused.status, 429);
-    assert.deepEqual(refused.body.error, {
-      code: 'RATE_LIMIT_EXCEEDED',
-      message: 'Rate limit of 100 requests per 60 s exceeded; retry after 30 s',
+      assert.equal(res.headers.get('x-ratelimit-remaining'), '99');
     });
-    assert.equal(refused.headers.get('retry-after'), '30');
-    assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
-    assert.equal(refused.headers.get('ratelimit'), '"default";r=0;t=30');
 
-    // Rejected requests are not counted: many more refusals change nothing.
-    for (let i = 0; i < 5; i++) assert.equal((await t.get('/me', token)).status, 429);
-    clock.advance(29_999);
-    assert.equal((await t.get('/me', token)).status, 429);
-    clock.advance(1); // Retry-After honoured: the first 50 leave the window
-    const served = await t.get('/me', token);
-    assert.equal(served.status, 200);
-    assert.equal(served.headers.get('x-ratelimit-remaining'), '49');
-  });
-
-  it('keeps one window per token', async () => {
-    const other = await t.mintToken('acct_p', []);
-    const res = await t.get('/me', other);
-    assert.equal(res.status, 200);
-    assert.equal(res.headers.get('x-ratelimit-remaining'), '99');
-  });
-
-  it('sends the headers on authenticated error responses too', async () => {
-    const token = await t.mintToken('acct_p', []);
-    const res = await t.get('/projects', token);
-    assert.equal(res.status, 403);
-    assert.deepEqual(res.body.error, {
-      code: 'SCOPE_REQUIRED',
-      message: 'This operation requires the scope projects:read',
+    it('sends the headers on authenticated error responses too', async () => {
+      const token = await t.mintToken('acct_p', []);
+      const res = await t.get('/projects', token);
+      assert.equal(res.status, 403);
+      assert.deepEqual(res.body.error, {
+        code: 'SCOPE_REQUIRED',
+        message: 'This operation requires the scope projects:read',
+      });
+      assert.equal(res.headers.get('x-ratelimit-remaining'), '99');
     });
-    assert.equal(res.headers.get('x-ratelimit-remaining'), '99');
   });
-});
+}
 
 describe('rate limiter turned off', () => {
   it('sends no limiter headers and never refuses when limits.requestsPerMinute is 0', async () => {
