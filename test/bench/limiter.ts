@@ -12,9 +12,18 @@
  * - 10,000 tokens in turn, steady state (allowed);
  * Memory: heap held with 1,000 / 10,000 / 100,000 tokens each with a full window, and after
  * the window has passed (the next check sweeps idle tokens away).
+ *
+ * `redis` (`limits.store: redis`, src/limiter/redis.ts), when a Redis answers at
+ * `OUTREACH_TEST_REDIS_URL` (default redis://127.0.0.1:6379; else `redis: null`), under a key
+ * prefix of its own that expires by itself: µs per check one after another (a round trip each,
+ * best of 5 × 2,000) and with 16 checks in flight at a time (10,000 in all, best of 5); Redis's
+ * own `MEMORY USAGE` of one token's log with a full window (100 members).
  */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import type { Clock } from '../../src/domain/clock.js';
 import { MemoryLimiter } from '../../src/limiter/memory.js';
+import { RedisLimiter } from '../../src/limiter/redis.js';
 
 const LIMIT = 100;
 const WINDOW_MS = 60_000;
@@ -53,7 +62,53 @@ const heap = () => {
   return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
 };
 
-function main() {
+/** The Redis store's cost per check and per token, or null when no Redis answers. */
+async function redisCase() {
+  const url = process.env.OUTREACH_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const keyPrefix = `outreach-bench:${randomBytes(4).toString('hex')}:`;
+  const clock = new StepClock();
+  clock.step = WINDOW_MS / LIMIT; // steady state: every check allowed
+  const limiter = await RedisLimiter.open({
+    limit: LIMIT,
+    windowMs: WINDOW_MS,
+    clock,
+    url,
+    keyPrefix,
+    timeoutMs: 5000,
+  });
+  const admin = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    if (!limiter.shared) return null;
+    let sequentialUs = Infinity;
+    for (let round = 0; round < 5; round++) {
+      const t0 = performance.now();
+      for (let i = 0; i < 2000; i++) await limiter.check('tok_a');
+      sequentialUs = Math.min(sequentialUs, ((performance.now() - t0) * 1000) / 2000);
+    }
+    let concurrentUs = Infinity;
+    for (let round = 0; round < 5; round++) {
+      let next = 0;
+      const worker = async () => {
+        while (next < 10_000) {
+          next++;
+          await limiter.check(`tok_${next % 1000}`);
+        }
+      };
+      const t0 = performance.now();
+      await Promise.all(Array.from({ length: 16 }, worker));
+      concurrentUs = Math.min(concurrentUs, ((performance.now() - t0) * 1000) / 10_000);
+    }
+    if (!limiter.shared) return null;
+    await admin.connect();
+    const bytesPerFullToken = Number(await admin.memory('USAGE', `${keyPrefix}ratelimit:tok_a`));
+    return { usPerCheckSequential: sequentialUs, usPerCheck16InFlight: concurrentUs, bytesPerFullToken };
+  } finally {
+    await limiter.close();
+    admin.disconnect();
+  }
+}
+
+async function main() {
   const memory: { tokens: number; bytesPerToken: number; heldAfterWindow: number; keysAfterWindow: number }[] = [];
   for (const tokens of [1_000, 10_000, 100_000]) {
     const clock = new StepClock();
@@ -100,9 +155,10 @@ function main() {
   }
 
   const worst = Math.max(...Object.values(cases).map((c) => c.nsPerCheck));
+  const redis = await redisCase();
   process.stdout.write(
-    `${JSON.stringify({ limit: LIMIT, windowMs: WINDOW_MS, checks, cases, worstNsPerCheck: worst, memory })}\n`,
+    `${JSON.stringify({ limit: LIMIT, windowMs: WINDOW_MS, checks, cases, worstNsPerCheck: worst, memory, redis })}\n`,
   );
 }
 
-main();
+await main();

@@ -44,6 +44,13 @@ import { BENCH_DIR, FULL_SIZES, ROOT, ensureDataset, scaled, type Dataset } from
 import { paced, peak, waitForQuiet, type RunResult } from './load.js';
 import { memoryOf, startFloor, startServer } from './processes.js';
 
+/** test/bench/limiter.ts's figures of the Redis store (src/limiter/redis.ts). */
+interface RedisLimiterFigures {
+  usPerCheckSequential: number;
+  usPerCheck16InFlight: number;
+  bytesPerFullToken: number;
+}
+
 const WALL_LIMIT_S = 15 * 60;
 const RSS_LIMIT = 150 * 2 ** 20;
 const COLD_START_LIMIT_MS = 300;
@@ -361,6 +368,7 @@ async function main(): Promise<void> {
     worstNsPerCheck: number;
     cases: Record<string, { nsPerCheck: number }>;
     memory: { tokens: number; bytesPerToken: number; heldAfterWindow: number; keysAfterWindow: number }[];
+    redis: RedisLimiterFigures | null;
   };
   step(`limiter: worst ${limiter.worstNsPerCheck.toFixed(0)} ns per check`);
 
@@ -486,7 +494,7 @@ function printReport(report: {
   serverMemory: { peakRss: number; rss: number } | null;
   endpoints: EndpointResult[];
   limiter: {
-    micro: { cases: Record<string, { nsPerCheck: number }> };
+    micro: { cases: Record<string, { nsPerCheck: number }>; redis: RedisLimiterFigures | null };
     http: { rps: number; rpsOff: number; usPerRequest: number; headers: boolean } | null;
   };
   coldStart: ColdStart | null;
@@ -646,6 +654,13 @@ function printReport(report: {
     `limiter per check: ${Object.entries(cases)
       .map(([k, v]) => `${k} ${v.nsPerCheck.toFixed(0)} ns`)
       .join(', ')}`,
+  );
+  const redis = report.limiter.micro.redis;
+  out(
+    redis
+      ? `limiter on Redis (limits.store: redis): ${redis.usPerCheckSequential.toFixed(1)} µs per check one after another, ` +
+          `${redis.usPerCheck16InFlight.toFixed(1)} µs with 16 in flight; ${redis.bytesPerFullToken} bytes in Redis per token with a full window`
+      : 'limiter on Redis: not measured (no Redis at OUTREACH_TEST_REDIS_URL)',
   );
   const http = report.limiter.http;
   if (http) {
