@@ -9,11 +9,13 @@
  * under `OUTREACH_API_`, e.g. `limits.requestsPerMinute` → `OUTREACH_API_LIMITS_REQUESTS_PER_MINUTE`;
  * `db.path` keeps the shorter `OUTREACH_API_DB`. An environment value is read by the key's type:
  * a boolean is `true`/`false`/`1`/`0`, a number is decimal, anything else stays a string (so
- * `OUTREACH_API_SMTP_USER=false` is the user "false").
+ * `OUTREACH_API_SMTP_USER=false` is the user "false"). An `OUTREACH_API_*` variable that is no key's
+ * (a misspelling: `OUTREACH_API_SERVER_PROT`) stops the start too, named with the closest known one.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { closestName, resemblanceLimit } from './domain/closest.js';
 
 const port = z.number().int().min(0).max(65535);
 const ms = z.number().int().min(1);
@@ -301,11 +303,49 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
   node[path[path.length - 1]!] = value;
 }
 
+/** The prefix of every environment variable of the configuration. */
+const ENV_PREFIX = 'OUTREACH_API_';
+
+/** The keys the schema knows beside an unknown one at `at` (`server.prot` → `host`, `port`, …). */
+function siblingKeys(at: string[]): string[] {
+  const keys = new Set<string>();
+  for (const { path } of leaves(ConfigSchema))
+    if (path.length > at.length && at.every((key, i) => path[i] === key)) keys.add(path[at.length]!);
+  return [...keys];
+}
+
+/** `key: unknown key`, with the known key beside it that it resembles, where one does. */
+function unknownKey(at: string[], key: string): string {
+  const near = closestName(key, siblingKeys(at), resemblanceLimit(key));
+  return `${[...at, key].join('.')}: unknown key${near ? ` (did you mean ${[...at, near].join('.')}?)` : ''}`;
+}
+
+/**
+ * Every `OUTREACH_API_*` variable of `env` that is no key's variable, each named with the closest
+ * known variable, so a misspelt one stops the start as an unknown key in the file does. A variable
+ * the configuration names as holding a secret (`smtp.passwordEnv`, …) is not a key's, and is fine.
+ */
+function unknownVariables(env: Record<string, string | undefined>, config: Config): string[] {
+  const known = new Map(leaves(ConfigSchema).map((leaf) => [leaf.name, leaf.path.join('.')]));
+  const secrets = new Set(
+    leaves(ConfigSchema)
+      .filter((leaf) => leaf.path[leaf.path.length - 1]!.endsWith('Env'))
+      .map((leaf) => leaf.path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], config)),
+  );
+  return Object.keys(env)
+    .filter((name) => name.startsWith(ENV_PREFIX) && !known.has(name) && !secrets.has(name))
+    .sort()
+    .map((name) => {
+      const near = closestName(name, known.keys())!;
+      return `${name}: unknown variable (the closest known one is ${near}, for ${known.get(near)})`;
+    });
+}
+
 /** The zod issues as `key: message`, one per unknown key, with a key set by the environment named by its variable. */
 function describeIssues(issues: z.core.$ZodIssue[], fromEnvironment: Map<string, string>): string[] {
   return issues.flatMap((issue) => {
     const at = issue.path.map(String);
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${[...at, key].join('.')}: unknown key`);
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => unknownKey(at, key));
     const key = at.join('.') || '(root)';
     // An item of a list set by a variable (`server.trustProxy.1`) names that variable too.
     const variable = at.map((_, i) => fromEnvironment.get(at.slice(0, at.length - i).join('.'))).find(Boolean);
@@ -358,6 +398,7 @@ export function loadConfig(
   }
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) problems.push(...describeIssues(parsed.error.issues, fromEnvironment));
+  problems.push(...unknownVariables(env, parsed.success ? parsed.data : ConfigSchema.parse({})));
   if (problems.length)
     throw new ConfigError(`invalid configuration${path ? ` (${path})` : ''}: ${problems.join('; ')}`);
   return parsed.data!;

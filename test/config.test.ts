@@ -1,6 +1,6 @@
 /** Configuration: defaults, file, OUTREACH_API_* environment variables, flags (decisions.md §12). */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -39,6 +39,54 @@ describe('config', () => {
     const names = envVariables().map((v) => v.name);
     assert.ok(names.includes('OUTREACH_API_SERVER_PORT'));
     assert.ok(names.includes('OUTREACH_API_OPENAI_API_KEY_ENV'));
+  });
+
+  it('has config.example.json list every key of the schema, each with its default (issue #21)', () => {
+    const example = JSON.parse(readFileSync('config.example.json', 'utf8')) as Record<string, unknown>;
+    const leavesOf = (node: unknown, path: string[] = []): [string, unknown][] =>
+      typeof node === 'object' && node !== null && !Array.isArray(node)
+        ? Object.entries(node).flatMap(([key, child]) => leavesOf(child, [...path, key]))
+        : [[path.join('.'), node]];
+    const listed = new Map(leavesOf(example));
+    const keys = envVariables().map((v) => v.path.join('.'));
+    assert.deepEqual([...listed.keys()].sort(), [...keys].sort(), 'the example lists exactly the keys of the schema');
+    const defaults = new Map(leavesOf(loadConfig(undefined, {})));
+    for (const key of keys) {
+      // A key without a default (smtp.requireTLS: unset means "when there is a user") shows a valid value.
+      if (defaults.get(key) === undefined) continue;
+      assert.deepEqual(listed.get(key), defaults.get(key), `${key}: the example shows its default`);
+    }
+    loadConfig('config.example.json', {}); // and it is a valid configuration
+  });
+
+  it('stops on an OUTREACH_API_* variable that is no key, naming the closest known one (issue #21)', () => {
+    assert.throws(
+      () => loadConfig(undefined, { OUTREACH_API_SERVER_PROT: '80' }),
+      (e: Error) =>
+        e instanceof ConfigError &&
+        /OUTREACH_API_SERVER_PROT: unknown variable \(the closest known one is OUTREACH_API_SERVER_PORT, for server\.port\)/.test(
+          e.message,
+        ),
+    );
+    assert.throws(
+      () => loadConfig(undefined, { OUTREACH_API_MONITOR_ENABLE: 'true', OUTREACH_API_LOG_LEVELS: 'debug' }),
+      (e: Error) =>
+        /OUTREACH_API_LOG_LEVELS: .*OUTREACH_API_LOG_LEVEL\b.*OUTREACH_API_MONITOR_ENABLE: .*OUTREACH_API_MONITOR_ENABLED/.test(
+          e.message,
+        ),
+      'every one is named',
+    );
+    // A variable the configuration names as holding a secret is not a typo; nor is another prefix.
+    loadConfig(undefined, { OUTREACH_API_SMTP_PASSWORD_VALUE: 'pw', OUTREACH_APIX: '1', OTHER_VAR: '1' });
+    loadConfig(undefined, {
+      OUTREACH_API_OPENAI_API_KEY_ENV: 'OUTREACH_API_KEY_OF_OPENAI',
+      OUTREACH_API_KEY_OF_OPENAI: 'sk',
+    });
+    // An unknown key in the file names the known one it resembles.
+    assert.throws(
+      () => loadConfig(undefined, {}, { 'server.prot': 80 }),
+      (e: Error) => /server\.prot: unknown key \(did you mean server\.port\?\)/.test(e.message),
+    );
   });
 
   it('fails with a message naming the bad key or file', () => {

@@ -5,7 +5,7 @@
  * request journal and the captured mail. Run after `npm run build` (part of `npm run test:dist`):
  *
  *   node --import tsx --test test/smoke/fixture-ci.ts            # dist/outreach-api
- *   OUTREACH_API_EXE=path/to/outreach-api node --import tsx --test test/smoke/fixture-ci.ts
+ *   OUTREACH_EXE=path/to/outreach-api node --import tsx --test test/smoke/fixture-ci.ts
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { freePort, sleep } from '../helpers/ports.js';
 
-const EXE = resolve(process.env.OUTREACH_API_EXE ?? 'dist/outreach-api');
+const EXE = resolve(process.env.OUTREACH_EXE ?? 'dist/outreach-api');
 const TOKEN = 'oapi_demo_all_scopes_0000000000000000000000000000';
 const THREAD = '/projects/prj_demo_main/sites/site_demo_blog/threads/thr_demo_012';
 
