@@ -65,11 +65,25 @@ const ConfigKeys = z.strictObject({
       /** On SIGTERM/SIGINT, how long requests in flight may run on before they are cut (decisions.md §15). */
       shutdownGraceMs: ms.default(10000),
       /**
+       * How long a client may take to send a request's headers, ms (Node's `headersTimeout`);
+       * at most `requestTimeoutMs`. A client still sending them then is answered 400 and cut off.
+       */
+      headersTimeoutMs: ms.default(10000),
+      /**
+       * How long a client may take to send a whole request, headers and body, ms (Node's
+       * `requestTimeout`). The time the service takes to answer is not counted.
+       */
+      requestTimeoutMs: ms.default(30000),
+      /**
        * The proxies (addresses, CIDR ranges) whose `X-Forwarded-For`, `-Proto` and `-Host` are
        * believed, for the client address (access log, sign-in limits) and the settings area's
        * origin and `Secure` cookies (decisions.md §18). Default none: those headers are ignored.
        */
       trustProxy,
+    })
+    .refine((server) => server.headersTimeoutMs <= server.requestTimeoutMs, {
+      message: 'headersTimeoutMs must be at most requestTimeoutMs',
+      path: ['headersTimeoutMs'],
     })
     .prefault({}),
   limits: z

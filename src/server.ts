@@ -121,15 +121,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Before the first request: recovery of interrupted work must not touch a new request's.
   await workers.start();
   // Deno.serve under Deno, @hono/node-server under Node: the same app either way.
-  const server: Listener = await listen(app.app.fetch, config.server.host, config.server.port, logger).catch(
-    async (error: unknown) => {
-      await workers.stop();
-      await checkpointer?.stop();
-      await limiter?.close();
-      providers.mail.close();
-      throw error;
-    },
-  );
+  const server: Listener = await listen(app.app.fetch, config.server.host, config.server.port, logger, {
+    headersTimeoutMs: config.server.headersTimeoutMs,
+    requestTimeoutMs: config.server.requestTimeoutMs,
+  }).catch(async (error: unknown) => {
+    await workers.stop();
+    await checkpointer?.stop();
+    await limiter?.close();
+    providers.mail.close();
+    throw error;
+  });
   if (server.node) (server.node as import('node:http').Server).keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const port = server.port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;

@@ -14,6 +14,7 @@ import type { ErrorCode } from '../domain/errors.js';
 import type { RateLimiter } from '../limiter/index.js';
 import type { Providers } from '../providers/index.js';
 import type { ClientInfo } from './client.js';
+import type { ReadBody } from './request-body.js';
 import type { Shutdown } from './shutdown.js';
 
 export interface AppDeps {
@@ -69,6 +70,11 @@ export interface AppEnv {
     caller: Caller;
     /** The envelope's `error.code` of an error answer, set by `onError` (for the access log). */
     errorCode?: ErrorCode;
+    /**
+     * The request's body, read whole before the request went on (the fixture does so before its
+     * request gate, ../fixture/journal.ts); absent when it was not read ahead.
+     */
+    bufferedBody?: ReadBody;
   };
 }
 

@@ -49,8 +49,24 @@ export interface Listener {
 
 const deno = (globalThis as { Deno?: DenoNamespace }).Deno;
 
+/** Limits on how slowly a client may send a request (Node; `Deno.serve` has no such settings). */
+export interface ClientTimeouts {
+  /** Time to receive a request's headers, ms: `server.headersTimeoutMs`. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, ms: `server.requestTimeoutMs`. */
+  requestTimeoutMs: number;
+}
+
 /**
- * Listens on `hostname:port` and serves `fetch`.
+ * How often Node looks for connections over those limits, ms. Its default, 30 s, would let a
+ * request run up to 30 s past them.
+ */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1000;
+
+/**
+ * Listens on `hostname:port` and serves `fetch`. Under Node a client that takes longer than
+ * `timeouts` to send its headers, or its whole request, is answered 400 `BAD_REQUEST` ("not
+ * received in time", ./refusals.ts) and its connection closed, within `TIMEOUT_CHECK_INTERVAL_MS`.
  * @throws (rejects) when the address cannot be bound, e.g. EADDRINUSE.
  */
 export async function listen(
@@ -58,6 +74,7 @@ export async function listen(
   hostname: string,
   port: number,
   logger: Logger,
+  timeouts: ClientTimeouts,
 ): Promise<Listener> {
   if (deno) {
     let server!: DenoHttpServer;
@@ -80,7 +97,14 @@ export async function listen(
   }
   // The adapter's request listener with its error handler, and the server's clientError event:
   // what HTTP parsing refuses is answered with the envelope too (decisions.md §4, ./refusals.ts).
-  const server = createServer(getRequestListener(fetch, { hostname, errorHandler: adapterErrorHandler(logger) }));
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
+    getRequestListener(fetch, { hostname, errorHandler: adapterErrorHandler(logger) }),
+  );
   server.on('clientError', onClientError(logger));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { DISCARD_LIMIT_BYTES } from '../../src/http/middleware/json-body.js';
+import { DISCARD_LIMIT_BYTES } from '../../src/http/request-body.js';
 import type { TestServer } from '../helpers/harness.js';
 import { startWriteServer } from '../writes/helpers.js';
 
