@@ -436,6 +436,67 @@ describe('import', () => {
       assert.deepEqual([error.collection, error.index, error.id, error.field], ['keywords', 3, null, null]);
     });
 
+    it('an unknown field, named with the known field it resembles (issue #21)', async () => {
+      // A typo that used to drop a value in silence: a pro plan that never expires.
+      let error = await refused(() =>
+        importDocument(
+          store,
+          withBad((d) => {
+            const account = d.accounts!.at(-1)!;
+            account.plan = 'pro';
+            account.planExpireAt = '2027-01-01T00:00:00Z';
+          }),
+        ),
+      );
+      assert.deepEqual([error.collection, error.id, error.field], ['accounts', 'acct_new', 'planExpireAt']);
+      assert.match(
+        error.message,
+        /^accounts\[\d+\] \(id "acct_new"\): planExpireAt: unknown field \(did you mean "planExpiresAt"\?\)$/,
+      );
+      // Reported as the typo it is, not as the field it left missing.
+      error = await refused(() =>
+        importDocument(
+          store,
+          withBad((d) => {
+            const lead = d.leads![1]!;
+            lead.siteid = lead.siteId;
+            delete lead.siteId;
+          }),
+        ),
+      );
+      assert.match(error.message, /^leads\[1\] \(id "[^"]+"\): siteid: unknown field \(did you mean "siteId"\?\)$/);
+      // Deep in a record, and with nothing it resembles.
+      error = await refused(() =>
+        importDocument(
+          store,
+          withBad((d) => {
+            const backlink = d.backlinks!.find((b) => b.checks?.length)!;
+            backlink.checks[0].chekedAt = backlink.checks[0].checkedAt;
+          }),
+        ),
+      );
+      assert.match(error.message, /: checks\[0\]\.chekedAt: unknown field \(did you mean "checkedAt"\?\)$/);
+      error = await refused(() =>
+        importDocument(
+          store,
+          withBad((d) => void (d.sites![0]!.colour = 'red')),
+        ),
+      );
+      assert.match(error.message, /^sites\[0\] \(id "[^"]+"\): colour: unknown field$/);
+      assert.equal(row("SELECT count(*) AS n FROM accounts WHERE id = 'acct_new'").n, 0);
+    });
+
+    it('takes an API response back: the objects built from ids are accepted and ignored', async () => {
+      const doc = small();
+      const draft = doc.drafts![0]!;
+      draft.prospect = { id: draft.prospectId, domain: 'ignored.example' };
+      draft.contact = { id: draft.contactId, email: 'ignored@example.com' };
+      doc.threads![0]!.contact = { id: 'x' };
+      doc.threads![0]!.prospect = { id: 'y' };
+      doc.projects![0]!.siteCount = 99;
+      await importDocument(store, doc);
+    });
+
     it('an unknown top-level key, a collection that is not an array, a document that is not an object', async () => {
       let error = await refused(() => importDocument(store, { ...small(), backlink: [] }));
       assert.match(error.message, /unknown collection "backlink"; known: accounts, tokens/);

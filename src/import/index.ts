@@ -13,6 +13,7 @@ import { inTransaction, type Store } from '../db/connection.js';
 import { type CountedTable, pauseRowCounts } from '../db/row-counters.js';
 import type { Database } from '../db/schema.js';
 import { COLLECTIONS, COLLECTION_NAMES, ImportContext } from './collections.js';
+import { closestName, resemblanceLimit } from '../domain/closest.js';
 import { FieldError } from './rules.js';
 
 export type { ImportDocument } from './collections.js';
@@ -70,7 +71,49 @@ const parseOptions = {
     issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : undefined,
 };
 
-function refuse(collection: string, index: number, record: unknown, error: z.ZodError): ImportError {
+/** Longest unknown field name quoted whole in a refusal, characters. */
+const MAX_NAME_CHARS = 64;
+
+/** What a schema holds inside its wrappers (default, optional, nullable, …). */
+interface SchemaDef {
+  type: string;
+  innerType?: z.ZodType;
+  element?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+}
+const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
+
+/** The field names the record schema knows for the object at `path` (`['checks', 0]` → a check's). */
+function knownFields(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let node: z.ZodType | undefined = schema;
+  let i = 0;
+  while (node) {
+    const def = defOf(node);
+    if (def.innerType) node = def.innerType;
+    else if (def.type === 'array') node = typeof path[i] === 'number' ? (i++, def.element) : undefined;
+    else if (def.type === 'object' && def.shape) {
+      if (i === path.length) return Object.keys(def.shape);
+      node = def.shape[String(path[i++])];
+    } else node = undefined;
+  }
+  return [];
+}
+
+/**
+ * The refusal of a record that fails its schema. A field the format does not know is reported
+ * first (a misspelt `siteid` is the reason `siteId` is missing), with the known field it
+ * resembles; otherwise the first problem.
+ */
+function refuse(collection: string, index: number, record: unknown, error: z.ZodError, schema: z.ZodType): ImportError {
+  const unknown = error.issues.find((issue) => issue.code === 'unrecognized_keys');
+  if (unknown) {
+    const key = unknown.keys[0]!;
+    // A name is the document's: a long one is cut, so the message stays a line.
+    const field = key.length > MAX_NAME_CHARS ? `${key.slice(0, MAX_NAME_CHARS)}…` : key;
+    const near = closestName(field, knownFields(schema, unknown.path), resemblanceLimit(field));
+    const reason = `unknown field${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}`;
+    return new ImportError(collection, index, idOf(record), pathOf([...unknown.path, field]), reason);
+  }
   const issue = error.issues[0]!;
   return new ImportError(collection, index, idOf(record), pathOf(issue.path), issue.message);
 }
@@ -185,7 +228,7 @@ export async function importDocument(
       for (let index = 0; index < records.length; index++) {
         const record = records[index];
         const parsed = schema.safeParse(record, parseOptions);
-        if (!parsed.success) throw refuse(name, index, record, parsed.error);
+        if (!parsed.success) throw refuse(name, index, record, parsed.error, schema);
         try {
           await write(parsed.data, ctx);
         } catch (error) {

@@ -8,9 +8,11 @@
  * empty, a boolean left out is false, `createdAt`/`updatedAt` default to each other (then to the
  * import time); date-times (with seconds, and `Z` or an offset) are stored in UTC with
  * milliseconds; URL fields must be http(s) URLs and email fields email addresses. Enumerated
- * fields take only their listed values (contract §3, decisions.md §11). Fields the importer does
- * not know (e.g. a draft's `prospect` object, a backlink's `hasCheckError`) are ignored, so an
- * API response can be fed back in.
+ * fields take only their listed values (contract §3, decisions.md §11). A field the format does
+ * not know is refused (a typo such as `planExpireAt` would otherwise drop a value in silence,
+ * issue #21), except the fields an API response carries that are built from other records (a
+ * draft's or a thread's `prospect` and `contact` objects, a project's `siteCount`): those are
+ * accepted and ignored (`IGNORED`), so an API response can still be fed back in.
  */
 import { z } from '@hono/zod-openapi';
 import type { Compilable, Kysely } from 'kysely';
@@ -100,15 +102,18 @@ function relaxed<S extends z.ZodRawShape>(schema: z.ZodObject<S>): z.ZodObject<S
   const shape = Object.fromEntries(
     Object.entries(schema.shape).map(([key, field]) => [key, relaxField(key, field as z.ZodType)]),
   );
-  return z.object(shape) as unknown as z.ZodObject<S>;
+  return z.strictObject(shape) as unknown as z.ZodObject<S>;
 }
+
+/** A field of an API response that the import takes from elsewhere: accepted, and not written. */
+const IGNORED = z.unknown().optional();
 
 // ---- record schemas, one per collection ---------------------------------------------------------
 
 export const AccountImport = relaxed(Me.shape.owner.extend({ updatedAt: DateTime }));
 
 /** A token has no id in the format (it may give one); `token` is the raw value, stored only as a hash. */
-export const TokenImport = z.object({
+export const TokenImport = z.strictObject({
   id: Id.optional(),
   accountId: Id,
   name: z.string().min(1),
@@ -124,14 +129,18 @@ export const TokenImport = z.object({
   revokedAt: ImportDateTime.nullable().default(null),
 });
 
-export const ProjectImport = relaxed(Project.omit({ siteCount: true })).extend({ accountId: Id });
+export const ProjectImport = relaxed(Project.omit({ siteCount: true })).extend({ accountId: Id, siteCount: IGNORED });
 export const SiteImport = relaxed(Site).extend({ projectId: Id, status: z.string().default('active') });
 export const KeywordImport = relaxed(Keyword);
 export const BlockedDomainImport = relaxed(BlockedDomain).extend({ projectId: Id });
 export const ProspectImport = relaxed(Prospect);
 export const ContactImport = relaxed(Contact).extend({ prospectId: Id });
 /** A draft's `prospect` and `contact` objects are not imported: they are built from the ids. */
-export const DraftImport = relaxed(Draft.omit({ prospect: true, contact: true })).extend({ siteId: Id });
+export const DraftImport = relaxed(Draft.omit({ prospect: true, contact: true })).extend({
+  siteId: Id,
+  prospect: IGNORED,
+  contact: IGNORED,
+});
 
 export const ThreadMessageImport = relaxed(ThreadMessage).extend({
   status: z.enum(MESSAGE_STATUSES).default('sent'),
@@ -140,6 +149,8 @@ export const ThreadMessageImport = relaxed(ThreadMessage).extend({
 export const ThreadImport = relaxed(Thread.omit({ contact: true, prospect: true })).extend({
   siteId: Id,
   prospectId: Id,
+  prospect: IGNORED,
+  contact: IGNORED,
   createdAt: ImportDateTime.optional(),
   // Left out: counted from `messages` (and the newest message time of each direction).
   inboundCount: count.optional(),
