@@ -90,7 +90,10 @@ function knownFields(schema: z.ZodType, path: readonly PropertyKey[]): string[] 
   while (node) {
     const def = defOf(node);
     if (def.innerType) node = def.innerType;
-    else if (def.type === 'array') node = typeof path[i] === 'number' ? (i++, def.element) : undefined;
+    else if (def.type === 'array' && typeof path[i] === 'number') {
+      i++;
+      node = def.element;
+    }
     else if (def.type === 'object' && def.shape) {
       if (i === path.length) return Object.keys(def.shape);
       node = def.shape[String(path[i++])];
