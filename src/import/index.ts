@@ -93,8 +93,7 @@ function knownFields(schema: z.ZodType, path: readonly PropertyKey[]): string[] 
     else if (def.type === 'array' && typeof path[i] === 'number') {
       i++;
       node = def.element;
-    }
-    else if (def.type === 'object' && def.shape) {
+    } else if (def.type === 'object' && def.shape) {
       if (i === path.length) return Object.keys(def.shape);
       node = def.shape[String(path[i++])];
     } else node = undefined;
