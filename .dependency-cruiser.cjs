@@ -1,6 +1,6 @@
 /**
  * The layer rule (README "Development"): arrows point down only,
- * cli → server → http/routes → workers → repos → db; domain/ is used by every layer and imports
+ * cli → server → http/routes/web → workers → repos → db; domain/ is used by every layer and imports
  * none of them; providers/ import only domain/, config and the logger. No exceptions: a
  * back-edge or a cycle fails `npm run lint`.
  */
@@ -45,12 +45,17 @@ module.exports = {
     layer(
       'db-knows-no-resource',
       '^src/db/',
-      '^src/(repos|workers|http|routes|import|seed|cli|providers|schemas)/|^src/server\\.ts$',
+      '^src/(repos|workers|http|routes|web|import|seed|cli|providers|schemas)/|^src/server\\.ts$',
     ),
-    layer('repos-below-workers', '^src/repos/', '^src/(workers|http|routes|import|seed|cli)/|^src/server\\.ts$'),
-    layer('workers-below-http', '^src/workers/', '^src/(http|routes|import|seed|cli)/|^src/server\\.ts$'),
-    layer('http-below-server', '^src/(http|routes)/', '^src/(import|seed|cli)/|^src/server\\.ts$'),
-    layer('import-and-seed-below-server', '^src/(import|seed)/', '^src/(workers|http|routes|cli)/|^src/server\\.ts$'),
+    layer('repos-below-workers', '^src/repos/', '^src/(workers|http|routes|web|import|seed|cli)/|^src/server\\.ts$'),
+    layer('workers-below-http', '^src/workers/', '^src/(http|routes|web|import|seed|cli)/|^src/server\\.ts$'),
+    // web/: the settings area's pages (decisions.md §18), at the level of http/ and routes/.
+    layer('http-below-server', '^src/(http|routes|web)/', '^src/(import|seed|cli)/|^src/server\\.ts$'),
+    layer(
+      'import-and-seed-below-server',
+      '^src/(import|seed)/',
+      '^src/(workers|http|routes|web|cli)/|^src/server\\.ts$',
+    ),
     layer('server-below-cli', '^src/server\\.ts$', '^src/cli/'),
     layer('limiter-imports-only-domain', '^src/limiter/', '^src/(?!limiter/|domain/)'),
     {
@@ -65,6 +70,6 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js'] },
   },
 };

@@ -1,7 +1,7 @@
 /**
  * The CLI and server as one CommonJS file: esbuild bundles build/entry.ts with the SQL
- * migrations, the version, the native addon's hash and the reference page's assets (Swagger UI)
- * defined in. `npm run build` turns it into the single executable; the unit tests that need a
+ * migrations, the version, the native addon's hash, the reference page's assets (Swagger UI) and
+ * the settings area's stylesheet and script defined in. `npm run build` turns it into the single executable; the unit tests that need a
  * real process run it under plain `node` (test/helpers/cli.ts): `--version` takes 0.35 s that way
  * against 1.5 s through `bin/outreach-api.js` and tsx.
  */
@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readMigrationDir } from '../src/db/migrate.js';
 import { readDocsAssets } from '../src/http/docs-assets.js';
+import { readSettingsAssets } from '../src/web/assets.js';
 
 /** The checkout's root directory. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -46,6 +47,9 @@ export async function bundleCli(outfile: string, minify: boolean): Promise<Bundl
     format: 'cjs',
     minify,
     legalComments: 'none',
+    // The settings area's pages (src/web/*.tsx) use Hono's JSX, as tsconfig.json and deno.json say.
+    jsx: 'automatic',
+    jsxImportSource: 'hono/jsx',
     logLevel: 'warning',
     define: {
       __OUTREACH_VERSION__: JSON.stringify(version),
@@ -53,6 +57,8 @@ export async function bundleCli(outfile: string, minify: boolean): Promise<Bundl
       __OUTREACH_NATIVE_HASH__: JSON.stringify(nativeHash),
       // The reference page's Swagger UI bundle and stylesheet (src/http/docs-assets.ts).
       __OUTREACH_DOCS_ASSETS__: JSON.stringify(readDocsAssets()),
+      // The settings area's stylesheet and copy-button script (src/web/assets.ts).
+      __OUTREACH_SETTINGS_ASSETS__: JSON.stringify(readSettingsAssets()),
       // Only reached on from-source paths that the defines above cut off, but must not crash.
       'import.meta.url': '__outreach_import_meta_url',
     },

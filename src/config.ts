@@ -224,6 +224,15 @@ const ConfigKeys = z.strictObject({
       token: z.string().default(''),
     })
     .prefault({}),
+  /** The settings area under /settings: API tokens in a browser (decisions.md §18). */
+  settings: z
+    .strictObject({
+      /** false: no settings area (its paths answer 404). */
+      enabled: bool.default(true),
+      /** A session ends after this many minutes without a request (and after 12 hours in any case). */
+      sessionIdleMinutes: z.number().int().min(1).max(720).default(60),
+    })
+    .prefault({}),
   /** Logs on stdout (decisions.md §15). */
   log: z
     .strictObject({

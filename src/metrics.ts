@@ -31,6 +31,11 @@ export interface Metrics {
    * `status` being the backlink status the check found (`live`, `lost`, …, a bounded enum).
    */
   backlinkChecks: Counter<'status'>;
+  /**
+   * `outreach_settings_sign_ins_total{result}`: sign-in attempts of the settings area
+   * (decisions.md §18): `ok`, `failed` (wrong email or password), `limited` (refused by the attempt limit).
+   */
+  settingsSignIns: Counter<'result'>;
 }
 
 export interface MetricsSources {
@@ -100,7 +105,15 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       labelNames: ['status'],
       registers,
     }),
+    settingsSignIns: new Counter({
+      name: 'outreach_settings_sign_ins_total',
+      help: 'Sign-in attempts of the settings area, by result: ok, failed (wrong email or password), limited (refused by the attempt limit).',
+      labelNames: ['result'],
+      registers,
+    }),
   };
+  // Every result from zero, so a rate over them is defined before the first sign-in.
+  for (const result of ['ok', 'failed', 'limited']) metrics.settingsSignIns.inc({ result }, 0);
   const { outboxMessagesByStatus } = sources;
   if (outboxMessagesByStatus) {
     new Gauge({

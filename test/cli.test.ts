@@ -177,8 +177,30 @@ describe('outreach-api CLI', () => {
       assert.match(banner, /Created .*demo\.db with the demo data/);
       assert.match(banner, /demo token \(every scope\): oapi_demo_/);
       assert.match(banner, /curl -s -H "Authorization: Bearer oapi_demo_/);
+      // The settings area (decisions.md §18): where to sign in, with both credentials.
+      assert.match(
+        banner,
+        /API access in a browser: http:\/\/127\.0\.0\.1:\d+\/settings\/sign-in \(email owner@trailhead\.test, password demo-password\)/,
+      );
     } finally {
       await server.close();
+    }
+    // Once its password is changed, the demo password is not promised (nor set back).
+    const changed = await cli(
+      ['--db', join(dir, 'demo.db'), 'accounts', 'password', 'acct_demo', '--password-stdin'],
+      {},
+      'a password of my own',
+    );
+    assert.equal(changed.code, 0, changed.stderr);
+    const again = await serveProcess(['--db', join(dir, 'demo.db'), 'serve', '--demo', '--port', '0']);
+    try {
+      // The rest of the banner comes after a password check (a tenth of a second of scrypt, or more under load).
+      const changedLine = /the demo password was changed; set one with: outreach-api accounts password acct_demo/;
+      for (let waited = 0; !changedLine.test(again.stdout()) && waited < 15_000; waited += 50) await sleep(50);
+      assert.match(again.stdout(), changedLine);
+      assert.doesNotMatch(again.stdout(), /password demo-password/);
+    } finally {
+      await again.close();
     }
   });
 

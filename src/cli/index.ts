@@ -5,11 +5,14 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { existsSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { systemClock, isoAt } from '../domain/clock.js';
 import { loadConfig, requireProviderSettings, type Config } from '../config.js';
 import { openStore, type Store } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
+import { TOKEN_NAME_MAX, tokenNameProblem } from '../domain/tokens.js';
+import { PASSWORD_MIN_LENGTH, hashPassword, passwordProblem, verifyPassword } from '../domain/passwords.js';
 import { createLogger } from '../logger.js';
 import {
   accountExists,
@@ -19,7 +22,9 @@ import {
   listAccounts,
   listTokens,
   revokeToken,
+  tokenState,
 } from '../repos/tokens.js';
+import { otherSignInAccountWithEmailOf, passwordHashOf, setAccountPassword } from '../repos/sessions.js';
 import { startServer } from '../server.js';
 import { PLANS } from '../domain/enums.js';
 import { VERSION } from '../version.js';
@@ -28,6 +33,7 @@ import { registerBackupCommand } from './backup.js';
 import { parseDuration } from './duration.js';
 import { type CliIo, processIo } from './io.js';
 import { HELP_CONFIGURATION, envOf } from './help.js';
+import { PasswordInputError, readNewPassword } from './password.js';
 
 /** A failure to report in one line, without a stack. */
 class CliError extends Error {}
@@ -181,6 +187,18 @@ export function buildCli(io: CliIo = processIo()): Command {
             );
           }
         }
+        // The demo account's password for the settings area: set on first use (before the server
+        // starts: it writes in a transaction of its own), checked while the server starts.
+        let demoSignIn: Promise<{ email: string; works: boolean }> | undefined;
+        if (demoToken && config.settings.enabled) {
+          const { DEMO_ACCOUNT_ID, DEMO_PASSWORD } = await import('../seed/demo.js');
+          const email = (await listAccounts(store.db)).find((a) => a.id === DEMO_ACCOUNT_ID)?.email;
+          const hash = await passwordHashOf(store.db, DEMO_ACCOUNT_ID);
+          if (email && hash === undefined) {
+            await setAccountPassword(store.db, DEMO_ACCOUNT_ID, await hashPassword(DEMO_PASSWORD), now());
+            demoSignIn = Promise.resolve({ email, works: true });
+          } else if (email) demoSignIn = verifyPassword(DEMO_PASSWORD, hash).then((works) => ({ email, works }));
+        }
         const server = await startServer({ config, store, logger });
         const base = `${server.origin}/api/public/v1`;
         print(`outreach-api ${VERSION} listening on ${server.origin}`);
@@ -193,6 +211,16 @@ export function buildCli(io: CliIo = processIo()): Command {
           print(`  demo token (every scope): ${demoToken}`);
           print();
           print(`  curl -s -H "Authorization: Bearer ${demoToken}" ${base}/me`);
+        }
+        const signIn = await demoSignIn;
+        if (signIn) {
+          print();
+          const { DEMO_ACCOUNT_ID, DEMO_PASSWORD } = await import('../seed/demo.js');
+          print(
+            signIn.works
+              ? `  API access in a browser: ${server.origin}/settings/sign-in (email ${signIn.email}, password ${DEMO_PASSWORD})`
+              : `  API access in a browser: ${server.origin}/settings/sign-in (the demo password was changed; set one with: outreach-api accounts password ${DEMO_ACCOUNT_ID})`,
+          );
         }
         // Graceful shutdown (decisions.md §15). A second signal changes nothing: a terminal's Ctrl-C
         // under `npm start` reaches the server twice (from the terminal and forwarded by npm), and
@@ -326,12 +354,53 @@ export function buildCli(io: CliIo = processIo()): Command {
       );
     });
 
+  accounts
+    .command('password')
+    .description(
+      `set the password an account signs in to the settings area with (/settings); at least ${PASSWORD_MIN_LENGTH} characters. ` +
+        "Asked twice on the terminal without echo, or read from standard input. Ends the account's settings sessions.",
+    )
+    .argument('<accountId>', 'the account (see accounts list)')
+    .option('--password-stdin', 'read the password from standard input (one trailing newline is dropped)')
+    .action(async (accountId: string, options: { passwordStdin?: boolean }, command: Command) => {
+      await withStore(configOf(command, io), async (store) => {
+        if (!(await accountExists(store.db, accountId))) throw new CliError(`no account with id ${accountId}`);
+        const other = await otherSignInAccountWithEmailOf(store.db, accountId);
+        if (other)
+          throw new CliError(
+            `account ${other} has the same email and a password already: two accounts that sign in with one email cannot be told apart`,
+          );
+        let password: string;
+        try {
+          password = await readNewPassword(
+            io.stdin ?? Readable.from([]),
+            io.stderr,
+            options.passwordStdin === true,
+            passwordProblem,
+          );
+        } catch (error) {
+          if (error instanceof PasswordInputError) throw new CliError(error.message);
+          throw error;
+        }
+        const ended = await setAccountPassword(store.db, accountId, await hashPassword(password), now());
+        print(`password set for account ${accountId}${ended ? `; ${ended} settings session(s) ended` : ''}`);
+      });
+    });
+
   const tokens = program.command('tokens').description('manage API tokens');
   tokens
     .command('create')
     .description('create a token; its value is printed once and never stored')
     .requiredOption('--account <id>', 'account id')
-    .requiredOption('--name <name>', 'a name to recognise the token by')
+    .requiredOption(
+      '--name <name>',
+      `a name to recognise the token by (1–${TOKEN_NAME_MAX} characters)`,
+      (v: string) => {
+        const problem = tokenNameProblem(v);
+        if (problem) throw new InvalidArgumentError(problem);
+        return v;
+      },
+    )
     .requiredOption('--scopes <list>', `comma-separated scopes, or "all" (${SCOPES.join(', ')})`, (v: string) =>
       v === 'all' ? [...SCOPES] : parseScopes(v),
     )
@@ -383,7 +452,7 @@ export function buildCli(io: CliIo = processIo()): Command {
             createdAt: t.created_at,
             expiresAt: t.expires_at,
             lastUsedAt: t.last_used_at,
-            state: t.revoked_at ? 'revoked' : t.expires_at && t.expires_at <= at ? 'expired' : 'active',
+            state: tokenState(t, at),
           })),
         );
       });

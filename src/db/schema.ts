@@ -364,6 +364,32 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
+/** An account's password (sql/0005): only its scrypt hash, never selected with the account. */
+export interface AccountPasswordsTable {
+  account_id: string;
+  /** `scrypt$ln=…,r=…,p=…$<salt>$<key>` (src/domain/passwords.ts). */
+  password_hash: string;
+  set_at: string;
+}
+
+/** A settings-area session (decisions.md §18): the hash of the cookie's id, never the id. */
+export interface SettingsSessionsTable {
+  /** Hex SHA-256 of the session id. */
+  id_hash: string;
+  account_id: string;
+  created_at: string;
+  last_seen_at: string;
+}
+
+/** A failed sign-in, kept 15 minutes for the attempt limit. */
+export interface SignInFailuresTable {
+  id: string;
+  /** Hex SHA-256 of the email as typed, trimmed and lower-cased. */
+  email_hash: string;
+  client_address: string;
+  failed_at: string;
+}
+
 /** FTS5 index tables: only `rowid` and MATCH are used from TypeScript. */
 export interface FtsTable {
   rowid: number;
@@ -393,6 +419,9 @@ export interface Database {
   backlinks: BacklinksTable;
   backlink_checks: BacklinkChecksTable;
   idempotency_keys: IdempotencyKeysTable;
+  account_passwords: AccountPasswordsTable;
+  settings_sessions: SettingsSessionsTable;
+  sign_in_failures: SignInFailuresTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

@@ -97,3 +97,20 @@ export function tokenHints(token: string): { prefix: string; lastFour: string } 
     lastFour: token.slice(-4),
   };
 }
+
+/** Most characters (Unicode code points) of a token's name. */
+export const TOKEN_NAME_MAX = 100;
+
+/**
+ * What is wrong with `name` as a new token's name (1–100 characters, no control characters;
+ * decisions.md §18), in words for the person who typed it; undefined when nothing is.
+ */
+export function tokenNameProblem(name: string): string | undefined {
+  const length = [...name].length;
+  if (name.trim() === '') return `Give the token a name (1–${TOKEN_NAME_MAX} characters).`;
+  if (length > TOKEN_NAME_MAX) return `A token name has at most ${TOKEN_NAME_MAX} characters (this one has ${length}).`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(name))
+    return 'A token name cannot contain control characters (such as a line break).';
+  return undefined;
+}

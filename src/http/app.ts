@@ -5,7 +5,7 @@
  * `/api/public/openapi.json`. Every response, errors included, is the JSON envelope.
  */
 import { OpenAPIHono, type Hook } from '@hono/zod-openapi';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { TAGS, registerRoutes } from '../routes/index.js';
@@ -22,6 +22,7 @@ import { registerOperatorRoutes } from './operator.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
 import { Shutdown } from './shutdown.js';
+import { settingsArea } from '../web/index.js';
 
 export const API_BASE = '/api/public/v1';
 export const OPENAPI_PATH = '/api/public/openapi.json';
@@ -69,6 +70,10 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
     api.openAPIRegistry.registerComponent('headers', name, header);
   registerRoutes(api, deps);
 
+  // The settings area (decisions.md §18): pages, not the API; its failures are pages too.
+  const settings = deps.config.settings.enabled ? settingsArea(deps) : undefined;
+  const inSettings = (c: Context) => settings?.owns(c.req.path) === true;
+
   const app = new OpenAPIHono<AppEnv>();
   app.use('*', observe(deps));
   app.use('*', requestId());
@@ -77,7 +82,11 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
     '*',
     methodNotAllowed({
       app,
-      onMethodNotAllowed: (_c, methods) => {
+      onMethodNotAllowed: (c, methods) => {
+        if (inSettings(c))
+          return settings!.errorResponse(c, 405, 'This page does not take that kind of request.', {
+            Allow: methods.join(', '),
+          });
         throw new ApiError('METHOD_NOT_ALLOWED', `Method not allowed; allowed: ${methods.join(', ')}`, undefined, {
           Allow: methods.join(', '),
         });
@@ -118,10 +127,15 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
   app.get(OPENAPI_PATH, (c) => c.body(openapi().body, 200, { 'Content-Type': 'application/json' }));
   registerOperatorRoutes(app, deps);
   registerDocsRoutes(app);
+  if (settings) app.route('/', settings.app);
   deps.fixture?.mount(app, deps);
 
   // Returned, not thrown: methodNotAllowed turns this 404 into a 405 when another method matches.
-  app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404));
+  app.notFound((c) =>
+    inSettings(c)
+      ? settings!.errorResponse(c, 404, 'There is no such page.')
+      : c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404),
+  );
   app.onError((error, c) => {
     const apiError = toApiError(error);
     c.set('errorCode', apiError.code);
@@ -135,6 +149,8 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
         code: (error as { code?: unknown }).code,
       });
     }
+    // A failure before the area's own handlers (shutting down, say) is still answered as a page.
+    if (inSettings(c)) return settings!.errorResponse(c, apiError.status, apiError.message, apiError.headers);
     for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
     return c.json(errorBody(apiError), apiError.status);
   });

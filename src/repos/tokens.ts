@@ -16,6 +16,9 @@ export const MAX_ACTIVE_TOKENS = 10;
 /** A refusal the operator can act on (bad scope, unknown account, token limit). */
 export class TokenError extends Error {}
 
+/** The refusal of an 11th active token (contract §5.5, decisions.md §8). */
+export class TokenLimitError extends TokenError {}
+
 const nameById = precompiledQuery((db, param) =>
   db.selectFrom('api_tokens').select('name').where('id', '=', param('id')),
 );
@@ -44,6 +47,15 @@ const activeCount = precompiledQuery((db, param) =>
     .where(activeTokenAt(param('now')))
     .where('id', '<>', param('exceptId')),
 );
+
+/** A token's state at `nowIso` (ISO 8601), by the same rule as `activeTokenAt`: `revoked`, else `expired`, else `active`. */
+export function tokenState(
+  token: Pick<ApiTokenRow, 'revoked_at' | 'expires_at'>,
+  nowIso: string,
+): 'active' | 'expired' | 'revoked' {
+  if (token.revoked_at !== null) return 'revoked';
+  return token.expires_at !== null && token.expires_at <= nowIso ? 'expired' : 'active';
+}
 
 /** Tokens of `accountId` neither revoked nor expired at `nowIso`, `exceptId` left out. */
 export async function countActiveTokens(
@@ -106,7 +118,7 @@ export function createToken(
     if (!(await accountExists(trx, input.accountId))) throw new TokenError(`no account with id ${input.accountId}`);
     const active = !input.revokedAt && (input.expiresAt === null || input.expiresAt > nowIso);
     if (active && (await countActiveTokens(trx, input.accountId, nowIso, input.id)) >= MAX_ACTIVE_TOKENS) {
-      throw new TokenError(
+      throw new TokenLimitError(
         `account ${input.accountId} already has ${MAX_ACTIVE_TOKENS} active tokens (the limit); revoke one first`,
       );
     }

@@ -25,6 +25,11 @@ export const DEMO_TOKEN_ID = 'tok_demo_all_scopes';
 export const OTHER_TOKEN_ID = 'tok_other_all_scopes';
 
 export const DEMO_ACCOUNT_ID = 'acct_demo';
+/**
+ * acct_demo's password for the settings area (decisions.md §18), set by `serve --demo` when the
+ * account has none; it signs in with the account's email, `owner@trailhead.test`.
+ */
+export const DEMO_PASSWORD = 'demo-password';
 export const OTHER_ACCOUNT_ID = 'acct_other';
 /** acct_demo's main project and its blog: the site with the most of everything. */
 export const DEMO_PROJECT_ID = 'prj_demo_main';

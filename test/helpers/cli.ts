@@ -12,7 +12,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { ROOT, bundleCli } from '../../build/bundle.js';
 import { runCli } from '../../src/cli/index.js';
 
@@ -52,12 +52,13 @@ class Capture extends Writable {
 
 /**
  * Runs `outreach-api ARGS` in this process. `env` is the whole environment the CLI reads (none
- * of this process's), so a test states every variable it relies on.
+ * of this process's), so a test states every variable it relies on; `stdin` is what standard
+ * input holds (not a terminal; empty by default).
  */
-export async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export async function cli(args: string[], env: Record<string, string> = {}, stdin = ''): Promise<CliResult> {
   const stdout = new Capture();
   const stderr = new Capture();
-  const code = await runCli(args, { stdout, stderr, env });
+  const code = await runCli(args, { stdout, stderr, env, stdin: Readable.from([Buffer.from(stdin)]) });
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 

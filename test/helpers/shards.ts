@@ -20,6 +20,11 @@ const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
  */
 const COST: Record<string, number> = {
   'browser/reference-page.test.ts': 14.1,
+  // The settings area's (#23): estimated from single runs on a busy machine, not quiet means.
+  'browser/settings.test.ts': 12,
+  'web/sign-in.test.ts': 8,
+  'web/api-access.test.ts': 3,
+  'cli/password.test.ts': 3,
   'cli/shutdown.test.ts': 9.1,
   'store/row-counts.test.ts': 8.1,
   'writes/outbox-crash.test.ts': 3.9,

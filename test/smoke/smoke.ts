@@ -285,6 +285,41 @@ async function main(argv: string[]): Promise<number> {
         return 'readyz, metrics, reference page assets, access log';
       });
 
+      // The settings area (decisions.md §18): the sign-in serve --demo prints, a session, the page
+      // and its two files from inside the build (hono/jsx, scrypt, the embedded assets).
+      await check('settings', async () => {
+        const pattern = /API access in a browser: (\S+) \(email (\S+), password (\S+)\)/;
+        const until = performance.now() + 10_000;
+        while (!pattern.test(output) && running && performance.now() < until) await sleep(10);
+        const [, url, email, password] = pattern.exec(output) ?? [];
+        assert(url && email && password, `serve --demo printed no sign-in line:\n${output}`);
+        const form = await fetch(url);
+        assert(form.status === 200 && (await form.text()).includes('>Sign in</button>'), `GET ${url} → ${form.status}`);
+        for (const [name, least] of [
+          ['settings.css', 1000],
+          ['copy.js', 200],
+        ] as const) {
+          const asset = await fetch(`${origin}/settings/assets/${name}`);
+          const size = (await asset.arrayBuffer()).byteLength;
+          assert(asset.status === 200 && size >= least, `/settings/assets/${name}: ${asset.status}, ${size} bytes`);
+        }
+        const signedIn = await fetch(url, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ email, password }).toString(),
+        });
+        const cookie = signedIn.headers.get('set-cookie')?.split(';')[0];
+        assert(signedIn.status === 303 && cookie?.startsWith('outreach_session='), `sign-in → ${signedIn.status}`);
+        const page = await fetch(`${origin}/settings/api-access`, { headers: { cookie: cookie! } });
+        const html = await page.text();
+        assert(
+          page.status === 200 && /\d+ of 10 active tokens/.test(html),
+          `GET /settings/api-access → ${page.status}`,
+        );
+        return `signed in as ${email}; API access page, stylesheet and script served`;
+      });
+
       await check('backup', async () => {
         const copy = join(work, 'backup.db');
         const backup = spawn(launch.command, [...launch.args, 'backup', copy, '--db', join(work, 'smoke.db')], {

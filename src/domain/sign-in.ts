@@ -1,0 +1,71 @@
+/**
+ * The rules of the settings area's sign-in and sessions (decisions.md §18), without storage or
+ * HTTP: session ids and what is derived from them, when a session has ended, and the attempt
+ * limit.
+ *
+ * A session id is 32 random bytes (256 bits) in base64url, held only by the browser's cookie;
+ * the database keeps its SHA-256 (`sessionIdHash`). The form's anti-forgery value is another
+ * hash of the same id (`antiForgeryValue`): every instance can compute it from the cookie,
+ * nothing more is stored, and neither hash gives the other or the id.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+/** A session ends this long after it began, whatever happens, ms (decisions.md §18). */
+export const SESSION_MAX_AGE_MS = 12 * 60 * 60 * 1000;
+/** Failed sign-ins are counted over this window, ms. */
+export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+/** Failed sign-ins for one email within the window after which sign-in is refused. */
+export const MAX_FAILURES_PER_EMAIL = 5;
+/** Failed sign-ins from one client address within the window after which sign-in is refused. */
+export const MAX_FAILURES_PER_CLIENT = 20;
+
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+/** A new session id: 256 random bits, base64url (43 characters). */
+export function newSessionId(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Whether `value` could be a session id (checked before any lookup). */
+export function isWellFormedSessionId(value: string | undefined): value is string {
+  return value !== undefined && SESSION_ID.test(value);
+}
+
+/** Hex SHA-256 of a session id: what the database keeps. */
+export function sessionIdHash(id: string): string {
+  return createHash('sha256').update(id).digest('hex');
+}
+
+/** The anti-forgery value of the forms of session `id` (base64url, 43 characters). */
+export function antiForgeryValue(id: string): string {
+  return createHash('sha256').update(`anti-forgery\0${id}`).digest('base64url');
+}
+
+/** Hex SHA-256 of an email as typed, trimmed and lower-cased: the attempt limit's key (the email itself is not kept). */
+export function emailKey(email: string): string {
+  return createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+}
+
+/**
+ * Whether a session begun at `createdAtMs` and last used at `lastSeenAtMs` has ended at `nowMs`:
+ * `idleMs` without a request, or `SESSION_MAX_AGE_MS` after it began.
+ */
+export function sessionHasEnded(
+  session: { createdAtMs: number; lastSeenAtMs: number },
+  nowMs: number,
+  idleMs: number,
+): boolean {
+  return nowMs - session.lastSeenAtMs >= idleMs || nowMs - session.createdAtMs >= SESSION_MAX_AGE_MS;
+}
+
+/**
+ * When sign-in may be tried again, given the failures counted against one key (an email or a
+ * client address) within the window, or undefined when it may be tried now.
+ * @param failures times of the failures since `nowMs - SIGN_IN_WINDOW_MS`, ms, ascending.
+ * @param limit `MAX_FAILURES_PER_EMAIL` or `MAX_FAILURES_PER_CLIENT`.
+ * @returns ms since the epoch: when enough of those failures have left the window.
+ */
+export function signInAllowedAt(failures: readonly number[], limit: number): number | undefined {
+  if (failures.length < limit) return undefined;
+  return failures[failures.length - limit]! + SIGN_IN_WINDOW_MS;
+}
