@@ -27,6 +27,8 @@ export interface Endpoint {
   url: string;
   /** Writes: request `i` (a unique idempotency key each, ids spread over many records). */
   request?: (i: number) => { url: string; body: string };
+  /** Headers of a read instead of the bench token's `Authorization` (the settings page's session cookie). */
+  headers?: Record<string, string>;
 }
 
 /** p99 at half the peak rate, ms, by kind (the issue sets none for GET /me and the backlink detail). */

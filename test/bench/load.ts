@@ -170,7 +170,7 @@ export async function peak(
               return { ...req, path: next.url, body: next.body };
             },
           }
-        : { method: endpoint.method, path: endpoint.url, headers: AUTH_HEADERS },
+        : { method: endpoint.method, path: endpoint.url, headers: endpoint.headers ?? AUTH_HEADERS },
     ],
   } as autocannon.Options);
   instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
@@ -276,7 +276,7 @@ export async function paced(
   const total = Math.max(1, Math.round(options.rate * options.seconds));
   const waiting: number[] = [];
   let scheduled = 0;
-  const headers = Object.entries(endpoint.request ? WRITE_HEADERS : AUTH_HEADERS)
+  const headers = Object.entries(endpoint.request ? WRITE_HEADERS : (endpoint.headers ?? AUTH_HEADERS))
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
 

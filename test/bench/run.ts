@@ -10,7 +10,8 @@
  *    (static, framework, direct), each a child process; per endpoint: a peak run and a run at half
  *    the peak rate against the server, a peak run against each floor.
  * 5. One more server with the limiter on, for its cost per request; the limiter
- *    micro-benchmark; cold starts of the executable and of `node` on its bundle.
+ *    micro-benchmark; cold starts of the executable and of `node` on its bundle; the settings
+ *    area (settings.ts: the API access page, the scrypt cost, GET /me with sessions).
  * 6. A table on stdout, and .bench/results-<time>.json and .bench/results-latest.json.
  *
  * Options: --scale F (dataset size factor, default 1), --seconds N (peak runs, default 6),
@@ -43,6 +44,7 @@ import type { FloorSpec } from './floors.js';
 import { BENCH_DIR, FULL_SIZES, ROOT, ensureDataset, scaled, type Dataset } from './generate.js';
 import { paced, peak, waitForQuiet, type RunResult } from './load.js';
 import { memoryOf, startFloor, startServer } from './processes.js';
+import { SCRYPT_RANGE_MS, SETTINGS_PAGE_P99_MS, type SettingsBench } from './settings.js';
 
 /** test/bench/limiter.ts's figures of the Redis store (src/limiter/redis.ts). */
 interface RedisLimiterFigures {
@@ -382,6 +384,25 @@ async function main(): Promise<void> {
     );
   }
 
+  // 5d. The settings area (issue #23), on a small database and server of its own (settings.ts).
+  await quiet('the settings area');
+  const settingsRun = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'test/bench/settings.ts'),
+      '--server',
+      opts.server === 'exe' ? 'exe' : 'bundle',
+      '--quiet-budget',
+      String(Math.round(quietBudgetMs / 1000)),
+      '--json',
+    ],
+    { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  if (settingsRun.status !== 0) throw new Error('the settings area benchmark failed (its messages are above)');
+  const settings = JSON.parse(settingsRun.stdout) as SettingsBench;
+
   // 6. Report.
   const wallSeconds = (performance.now() - wallStart) / 1000;
   const global: { name: string; met: boolean; value: string; limit: string }[] = [];
@@ -420,6 +441,24 @@ async function main(): Promise<void> {
     limit: 'O(tokens), freed',
   });
   global.push({
+    name: 'settings: API access page (10 tokens), p99 at half peak',
+    met: settings.page.half.p99 <= SETTINGS_PAGE_P99_MS,
+    value: `${settings.page.half.p99.toFixed(2)} ms at ${settings.page.half.rate}/s (peak ${settings.page.peak.rps.toFixed(0)}/s)`,
+    limit: `${SETTINGS_PAGE_P99_MS} ms`,
+  });
+  global.push({
+    name: "settings: a sign-in's scrypt (median)",
+    met: settings.scrypt.medianMs >= SCRYPT_RANGE_MS[0] && settings.scrypt.medianMs <= SCRYPT_RANGE_MS[1],
+    value: `${settings.scrypt.medianMs.toFixed(0)} ms (a whole sign-in: ${settings.scrypt.signInMedianMs.toFixed(0)} ms)`,
+    limit: `${SCRYPT_RANGE_MS[0]}–${SCRYPT_RANGE_MS[1]} ms`,
+  });
+  global.push({
+    name: `settings: GET /me with ${settings.me.sessions} sessions against none`,
+    met: settings.me.rpsWith >= 0.9 * settings.me.rpsWithout,
+    value: `${(1e6 / settings.me.rpsWith).toFixed(1)} µs against ${(1e6 / settings.me.rpsWithout).toFixed(1)} µs a request`,
+    limit: 'not slower (within 10 %)',
+  });
+  global.push({
     name: 'npm run bench wall time',
     met: wallSeconds < WALL_LIMIT_S,
     value: `${(wallSeconds / 60).toFixed(1)} min`,
@@ -446,6 +485,7 @@ async function main(): Promise<void> {
     endpoints: results,
     limiter: { micro: limiter, http: limiterHttp },
     coldStart: cold,
+    settings,
     quietWaits,
     targets: global,
     wallSeconds,
