@@ -17,18 +17,10 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { DEMO_TOKEN } from '../../src/seed/demo.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { CHROMIUM_FLAGS, CHROMIUM_PATH } from '../helpers/services.js';
 
-const BROWSER = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const BROWSER = CHROMIUM_PATH;
+const FLAGS = CHROMIUM_FLAGS;
 const SCREENSHOT = resolve('dist/screenshots/reference-page.png');
 const present = existsSync(BROWSER);
 

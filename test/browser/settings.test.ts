@@ -26,20 +26,11 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { API, startTestServer, type TestServer } from '../helpers/harness.js';
 import { serveProcess, type ServeProcess } from '../helpers/cli.js';
 import { sleep } from '../helpers/ports.js';
-import { serviceSkip } from '../helpers/services.js';
+import { CHROMIUM_FLAGS, CHROMIUM_PATH, serviceSkip } from '../helpers/services.js';
 import { DEMO_EMAIL, DEMO_PASSWORD, giveDemoPasswords } from '../helpers/settings.js';
 
-const BROWSER = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const BROWSER = CHROMIUM_PATH;
+const FLAGS = CHROMIUM_FLAGS;
 const SCREENSHOT = resolve('dist/screenshots/settings-api-access.png');
 const AXE = join(createRequire(import.meta.url).resolve('axe-core'), '../axe.min.js');
 const RAW_TOKEN = /oapi_[0-9A-Za-z]{49}/;

@@ -31,6 +31,24 @@ const PROGRAMS = {
   chromium: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
 } as const;
 
+/** Debian's Chromium, or `CHROMIUM_PATH` (never a downloaded browser). */
+export const CHROMIUM_PATH = PROGRAMS.chromium;
+
+/**
+ * How the browser tests start Chromium headless, with a profile of their own (playwright gives
+ * each launch a fresh `--user-data-dir`) and nothing that reaches the network by itself.
+ */
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
 const HOW = {
   postgres: `start PostgreSQL at ${redactUrl(PG_URL)} or set OUTREACH_TEST_PG_URL`,
   redis: `start Redis at ${REDIS_URL} or set OUTREACH_TEST_REDIS_URL`,
