@@ -79,6 +79,10 @@ export interface ServeProcess {
   stdout(): string;
   /** Sends SIGTERM and waits for the process to end. */
   close(): Promise<void>;
+  /** Sends `signal` (SIGKILL: the `kill -9` of a crash) without waiting. */
+  kill(signal: NodeJS.Signals): void;
+  /** Settles when the process has ended (and its output is read). */
+  exited: Promise<void>;
 }
 
 /**
@@ -103,7 +107,8 @@ export async function serveProcess(args: string[], env: Record<string, string> =
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve({ origin: match[1]!, stdout: () => out, close });
+      if (match)
+        resolve({ origin: match[1]!, stdout: () => out, close, kill: (signal) => child.kill(signal), exited: closed });
     });
   });
 }

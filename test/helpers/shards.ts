@@ -28,6 +28,7 @@ const COST: Record<string, number> = {
   'cli/shutdown.test.ts': 9.1,
   'store/row-counts.test.ts': 8.1,
   'writes/outbox-crash.test.ts': 3.9,
+  'cluster/nginx.test.ts': 3.5,
   'fixture/reset.test.ts': 3.7,
   'store/query-plans.test.ts': 3.3,
   'cli.test.ts': 3.1,
