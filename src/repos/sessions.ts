@@ -97,34 +97,42 @@ export async function signInAccountByEmail(
   return { account, passwordHash: password_hash };
 }
 
-/** Records one failed sign-in for the attempt limit. */
+/**
+ * Records a sign-in attempt as failed from the moment it starts (its row is deleted if it is
+ * refused, or when the email signs in), so that attempts made at once count each other.
+ * @returns the row's id.
+ */
 export async function recordSignInFailure(
   db: Db,
   failure: { emailKey: string; clientAddress: string; atIso: string },
-): Promise<void> {
+): Promise<string> {
+  // Not newId: a sign-in must not move the fixture's seeded id sequence (decisions.md §14).
+  const id = randomUUID();
   await db
     .insertInto('sign_in_failures')
-    .values({
-      // Not newId: a sign-in must not move the fixture's seeded id sequence (decisions.md §14).
-      id: randomUUID(),
-      email_hash: failure.emailKey,
-      client_address: failure.clientAddress,
-      failed_at: failure.atIso,
-    })
+    .values({ id, email_hash: failure.emailKey, client_address: failure.clientAddress, failed_at: failure.atIso })
     .execute();
+  return id;
+}
+
+/** Deletes the failure row `id` (an attempt the limit refused, which is not counted). */
+export async function forgetSignInFailure(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('sign_in_failures').where('id', '=', id).execute();
 }
 
 /** Most failures read per key: more than any limit, so a flood costs no more to read. */
 const FAILURES_READ = 100;
 
 /**
- * The failed sign-ins since `sinceIso` for one email key and for one client address, each as
- * times in ms, ascending (at most the 100 most recent of each).
+ * The failed sign-ins since `sinceIso` for one email key and for one client address, but row
+ * `exceptId` (the attempt asking), each as times in ms, ascending (at most the 100 most recent of
+ * each).
  */
 export async function recentSignInFailures(
   db: Db,
   keys: { emailKey: string; clientAddress: string },
   sinceIso: string,
+  exceptId: string,
 ): Promise<{ byEmail: number[]; byClient: number[] }> {
   const times = async (column: 'email_hash' | 'client_address', value: string) =>
     (
@@ -133,6 +141,7 @@ export async function recentSignInFailures(
         .select('failed_at')
         .where(column, '=', value)
         .where('failed_at', '>', sinceIso)
+        .where('id', '<>', exceptId)
         .orderBy('failed_at', 'desc')
         .limit(FAILURES_READ)
         .execute()
@@ -145,7 +154,7 @@ export async function recentSignInFailures(
   };
 }
 
-/** Forgets the failed sign-ins of one email key (after it signed in). */
+/** Forgets the failed sign-ins of one email key (after it signed in), the attempt's own row included. */
 export async function clearSignInFailures(db: Db, emailKey: string): Promise<void> {
   await db.deleteFrom('sign_in_failures').where('email_hash', '=', emailKey).execute();
 }

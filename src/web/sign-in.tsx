@@ -4,12 +4,13 @@
  * - `GET /settings/sign-in`: the form ("Email", "Password", "Sign in"); a person already signed in
  *   goes on to API access.
  * - `POST /settings/sign-in`: a wrong password and an unknown email (or an account without a
- *   password) get the same message after the same work: one account lookup, one scrypt
- *   verification (against a stand-in hash when there is no account), one failure recorded. After
- *   5 failures for one email or 20 from one client address within 15 minutes, sign-in is refused
- *   (429, `Retry-After`) until enough of them leave the window, even with the right password, with
- *   a message that says when to try again. A success clears the email's failures, starts a session
- *   and goes to API access (303).
+ *   password) get the same message after the same work: one failure recorded, one account lookup,
+ *   one scrypt verification (against a stand-in hash when there is no account). After 5 failures
+ *   for one email or 20 from one client address within 15 minutes, sign-in is refused (429,
+ *   `Retry-After`) until enough of them leave the window, even with the right password, with a
+ *   message that says when to try again. An attempt counts as a failure from its start (so
+ *   attempts sent at once count each other) until it succeeds. A success clears the email's
+ *   failures, starts a session and goes to API access (303).
  * - `POST /settings/sign-out`: ends the session (anti-forgery value required).
  *
  * Each outcome is logged at `info` with the account id (when known) and the client address, never
@@ -30,6 +31,7 @@ import type { AppDeps } from '../http/context.js';
 import {
   clearSignInFailures,
   deleteExpiredSignInRows,
+  forgetSignInFailure,
   recentSignInFailures,
   recordSignInFailure,
   signInAccountByEmail,
@@ -137,12 +139,16 @@ export function registerSignIn(app: Hono<SettingsEnv>, deps: AppDeps): void {
       idleBeforeIso: isoAt(now - idleMs),
       createdBeforeIso: isoAt(now - SESSION_MAX_AGE_MS),
     });
-    const failures = await recentSignInFailures(db, keys, isoAt(now - SIGN_IN_WINDOW_MS));
+    // Counted as a failure from now on, so attempts sent at once see each other: of those, at
+    // most the limit are tried (possibly fewer: each may see all the others), the rest refused.
+    const attempt = await recordSignInFailure(db, { ...keys, atIso: isoAt(now) });
+    const others = await recentSignInFailures(db, keys, isoAt(now - SIGN_IN_WINDOW_MS), attempt);
     const allowedAt = Math.max(
-      signInAllowedAt(failures.byEmail, MAX_FAILURES_PER_EMAIL) ?? 0,
-      signInAllowedAt(failures.byClient, MAX_FAILURES_PER_CLIENT) ?? 0,
+      signInAllowedAt(others.byEmail, MAX_FAILURES_PER_EMAIL) ?? 0,
+      signInAllowedAt(others.byClient, MAX_FAILURES_PER_CLIENT) ?? 0,
     );
     if (allowedAt > now) {
+      await forgetSignInFailure(db, attempt); // a refused attempt is not one more failure
       metrics?.settingsSignIns.inc({ result: 'limited' });
       logger.log('info', 'settings sign-in refused: too many failed attempts', {
         clientAddress,
@@ -158,7 +164,6 @@ export function registerSignIn(app: Hono<SettingsEnv>, deps: AppDeps): void {
     const found = await signInAccountByEmail(db, email);
     // Verified against a stand-in without an account, so both cases take the same time.
     if (!(await verifyPassword(password, found?.passwordHash))) {
-      await recordSignInFailure(db, { ...keys, atIso: isoAt(now) });
       metrics?.settingsSignIns.inc({ result: 'failed' });
       logger.log('info', 'settings sign-in failed', { accountId: found?.account.id ?? null, clientAddress });
       return renderPage(c, <SignInPage email={email} error={WRONG} />, 422);

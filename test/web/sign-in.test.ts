@@ -216,6 +216,23 @@ describe('settings area: sign-in and sessions', () => {
     await from('203.0.113.98').signIn(DEMO_EMAIL, DEMO_PASSWORD);
   });
 
+  it('holds the limit for attempts sent at once: no more than 5 are tried, the rest are refused (429)', async () => {
+    // Each attempt is counted from the moment it starts, not after its scrypt: otherwise a
+    // hundred attempts sent together would all be tried before the first was recorded.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        from(`203.0.113.${100 + i}`).post('/settings/sign-in', { email: DEMO_EMAIL, password: `parallel ${i}` }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    assert.ok(statuses.filter((s) => s === 422).length <= 5, `tried: ${statuses.join(' ')}`);
+    assert.equal(statuses.filter((s) => s !== 422 && s !== 429).length, 0, statuses.join(' '));
+    assert.equal(
+      (await from('203.0.113.99').post('/settings/sign-in', { email: DEMO_EMAIL, password: DEMO_PASSWORD })).status,
+      429,
+    );
+  });
+
   it('refuses, after 20 failures from one client address, any sign-in from it; other addresses go on', async () => {
     const attacker = from('192.0.2.66');
     // 19 failures stored as a sign-in stores them (four per email, so that no email reaches its
