@@ -174,7 +174,7 @@ describe('outreach-api CLI', () => {
     try {
       await sleep(200); // the rest of the banner
       const banner = server.stdout();
-      assert.match(banner, /Created .*demo\.db with the demo data/);
+      assert.match(banner, /created a new database at .*demo\.db\nloaded the demo data into .*demo\.db/);
       assert.match(banner, /demo token \(every scope\): oapi_demo_/);
       assert.match(banner, /curl -s -H "Authorization: Bearer oapi_demo_/);
       // The settings area (decisions.md §18): where to sign in, with both credentials.

@@ -11,12 +11,12 @@
  */
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { CliIo } from './io.js';
 import { openStore } from '../db/connection.js';
+import { prepareDatabaseFile } from '../db/database-file.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
 import { unknownScopeIds, type BacklinkScope } from '../repos/backlink-checks.js';
@@ -66,7 +66,7 @@ export function registerBacklinksCommand(
     .option('--all', 'every non-closed backlink in scope, not only the due ones')
     .action(async (options: CheckOptions, command: Command) => {
       const config = configOf(command);
-      if (!existsSync(config.db.path)) throw fail(`no database at ${config.db.path}`);
+      prepareDatabaseFile(config.db.path, { create: false }); // no database there: refused, none created
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       const controller = new AbortController();
       const interrupt = () => controller.abort();

@@ -4,11 +4,11 @@
  * server on the copy (`serve --db FILE`).
  */
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import type { Config } from '../config.js';
 import type { CliIo } from './io.js';
 import { backupTo } from '../db/backup.js';
 import { openStore } from '../db/connection.js';
+import { prepareDatabaseFile } from '../db/database-file.js';
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 
@@ -32,7 +32,7 @@ export function registerBackupCommand(
     .argument('<file>', 'the copy to write (must not exist)')
     .action(async (file: string, _options: unknown, command: Command) => {
       const config = configOf(command);
-      if (!existsSync(config.db.path)) throw fail(`no database at ${config.db.path}`);
+      prepareDatabaseFile(config.db.path, { create: false }); // no database there: refused, none created
       const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
       try {
         const { bytes, durationMs } = await backupTo(store, file);

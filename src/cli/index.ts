@@ -4,11 +4,11 @@
  * 1 operational failure (bad import, token refused, cannot open database), 2 bad arguments.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { existsSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { systemClock, isoAt } from '../domain/clock.js';
 import { loadConfig, requireProviderSettings, type Config } from '../config.js';
 import { openStore, type Store } from '../db/connection.js';
+import { prepareDatabaseFile } from '../db/database-file.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
 import { TOKEN_NAME_MAX, tokenNameProblem } from '../domain/tokens.js';
@@ -48,8 +48,23 @@ function configOf(command: Command, io: CliIo, overrides: Record<string, unknown
   return loadConfig(globals.config, io.env, { db: globals.db, ...overrides });
 }
 
-async function withStore<T>(config: Config, fn: (store: Store) => T | Promise<T>): Promise<T> {
-  const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
+/**
+ * Opens the configured store for a command. Only `migrate`, `seed`, `import` and `serve` may
+ * create the database (`create`), and say so; the others refuse a path with none
+ * (`prepareDatabaseFile`, issue #21).
+ */
+async function openDatabase(config: Config, print: (line: string) => void, create: boolean): Promise<Store> {
+  if (prepareDatabaseFile(config.db.path, { create })) print(`created a new database at ${config.db.path}`);
+  return openStore(config.db.path, { synchronous: config.db.synchronous });
+}
+
+/** Runs `fn` on the migrated store of an existing database (`open` to let it create one), then closes it. */
+async function withStore<T>(
+  config: Config,
+  fn: (store: Store) => T | Promise<T>,
+  open: { create?: boolean; print?: (line: string) => void } = {},
+): Promise<T> {
+  const store = await openDatabase(config, open.print ?? (() => {}), open.create ?? false);
   try {
     await migrate(store);
     return await fn(store);
@@ -59,6 +74,17 @@ async function withStore<T>(config: Config, fn: (store: Store) => T | Promise<T>
 }
 
 const now = () => isoAt(systemClock.now());
+
+/** What `serve` prints on a database with no account: how the first account and token are made. */
+export function firstAccountHint(path: string): string[] {
+  const cli = `outreach-api --db ${path}`;
+  return [
+    `The database at ${path} holds no account yet. Make the first account and a token for it:`,
+    `  ${cli} accounts create --email you@example.com --name "Your name"`,
+    `  ${cli} tokens create --account <the id it printed> --name <a name> --scopes all`,
+    `(or load your data with: ${cli} import FILE)`,
+  ];
+}
 
 function table(print: (line: string) => void, rows: Record<string, unknown>[]): void {
   if (rows.length === 0) {
@@ -150,8 +176,7 @@ export function buildCli(io: CliIo = processIo()): Command {
           );
         requireProviderSettings(config, io.env); // before the database is touched
         const logger = createLogger(config.log);
-        const fresh = !existsSync(config.db.path);
-        const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
+        const store = await openDatabase(config, print, true);
         await migrate(store);
         let demoToken: string | undefined;
         if (options.import) {
@@ -161,10 +186,9 @@ export function buildCli(io: CliIo = processIo()): Command {
         }
         if (options.demo) {
           const { DEMO_TOKEN, seedDemo } = await import('../seed/demo.js');
-          const empty = !(await accountExists(store.db));
-          if (fresh || empty) {
+          if (!(await accountExists(store.db))) {
             await seedDemo(store);
-            print(`Created ${config.db.path} with the demo data.`);
+            print(`loaded the demo data into ${config.db.path}`);
           } else print(`Using the existing database ${config.db.path}.`);
           // Promise the demo token only where it works: present, not revoked, not expired.
           const found = await cachedTokenLookup(store.db)(DEMO_TOKEN);
@@ -199,6 +223,9 @@ export function buildCli(io: CliIo = processIo()): Command {
             demoSignIn = Promise.resolve({ email, works: true });
           } else if (email) demoSignIn = verifyPassword(DEMO_PASSWORD, hash).then((works) => ({ email, works }));
         }
+        // A database with no account serves nobody: say how the first account and token are made.
+        if (!options.demo && !(await accountExists(store.db)))
+          for (const line of firstAccountHint(config.db.path)) print(line);
         const server = await startServer({ config, store, logger });
         const base = `${server.origin}/api/public/v1`;
         print(`outreach-api ${VERSION} listening on ${server.origin}`);
@@ -257,7 +284,7 @@ export function buildCli(io: CliIo = processIo()): Command {
     .description('create or upgrade the database schema')
     .action(async (_options: unknown, command: Command) => {
       const config = configOf(command, io);
-      const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
+      const store = await openDatabase(config, print, true);
       try {
         const applied = await migrate(store);
         print(
@@ -277,16 +304,20 @@ export function buildCli(io: CliIo = processIo()): Command {
     .action(async (file: string, _options: unknown, command: Command) => {
       const config = configOf(command, io);
       const { importFile } = await import('../import/index.js');
-      await withStore(config, async (store) => {
-        const summary = await importFile(store, file);
-        print(
-          `imported ${file}: ${
-            Object.entries(summary.counts)
-              .map(([k, v]) => `${k} ${v}`)
-              .join(', ') || 'nothing'
-          }`,
-        );
-      });
+      await withStore(
+        config,
+        async (store) => {
+          const summary = await importFile(store, file);
+          print(
+            `imported ${file}: ${
+              Object.entries(summary.counts)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ') || 'nothing'
+            }`,
+          );
+        },
+        { create: true, print },
+      );
     });
 
   program
@@ -296,11 +327,15 @@ export function buildCli(io: CliIo = processIo()): Command {
     .action(async (_options: unknown, command: Command) => {
       const config = configOf(command, io);
       const { seedDemo, DEMO_TOKEN } = await import('../seed/demo.js');
-      await withStore(config, async (store) => {
-        await seedDemo(store);
-        print(`seeded the demo data into ${config.db.path}`);
-        print(`demo token (every scope): ${DEMO_TOKEN}`);
-      });
+      await withStore(
+        config,
+        async (store) => {
+          await seedDemo(store);
+          print(`seeded the demo data into ${config.db.path}`);
+          print(`demo token (every scope): ${DEMO_TOKEN}`);
+        },
+        { create: true, print },
+      );
     });
 
   const accounts = program.command('accounts').description('manage accounts');
