@@ -28,6 +28,7 @@ describe('the database path', () => {
       ['tokens', 'revoke', 'tok_1'],
       ['accounts', 'list'],
       ['accounts', 'create', '--email', 'a@example.com', '--name', 'A'],
+      ['accounts', 'password', 'acct_1', '--password-stdin'],
       ['backlinks', 'check'],
       ['backup', join(dir, 'copy.db')],
     ]) {

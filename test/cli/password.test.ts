@@ -28,6 +28,7 @@ describe('accounts password', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-password-'));
     db = join(dir, 'p.db');
+    assert.equal((await cli(['--db', db, 'migrate'])).code, 0); // only migrate, seed, import and serve create one
     for (const [id, email] of [
       ['acct_p', 'Owner@Example.test'],
       ['acct_q', 'other@example.test'],
