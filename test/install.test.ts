@@ -67,6 +67,9 @@ describe('install', () => {
       ['better-sqlite3', 'deno'],
     );
     assert.equal(allowScripts['@scarf/scarf'], false);
+    // An npm that runs every install script (npm 10, which Node 20 bundles; the Dockerfile's build
+    // stage) still runs @scarf/scarf's: this setting is the one it reads to send nothing.
+    assert.deepEqual(readJson('package.json').scarfSettings, { enabled: false });
   });
 
   it('locks only packages that accept the lowest Node in engines', () => {
