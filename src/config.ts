@@ -55,6 +55,28 @@ const DbSchema = z.strictObject({
   synchronous: z.enum(['full', 'normal']).default('full'),
 });
 
+/** A JSON text's value, or the text itself when it is not JSON (zod then says what it expected). */
+const parseJsonOr = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+/** One mailbox of `inbox.connections` (decisions.md §17). */
+const InboxConnectionSchema = z.strictObject({
+  host: z.string().min(1),
+  port: port.default(993),
+  /** true: TLS from the start (993); false: STARTTLS when the server offers it, else plain. */
+  secure: bool.default(true),
+  /** The login; default: the connection's `accountEmail`. */
+  user: z.string().min(1).optional(),
+  /** Name of the environment variable holding the password (never the password itself). */
+  passwordEnv: z.string().min(1),
+  mailbox: z.string().min(1).default('INBOX'),
+});
+
 const ConfigKeys = z.strictObject({
   /** The database: a path, or `{ path, synchronous }`. */
   db: z.preprocess((value) => (typeof value === 'string' ? { path: value } : value), DbSchema).prefault({}),
@@ -202,6 +224,35 @@ const ConfigKeys = z.strictObject({
       /** Least time between two fetches from one host. */
       perHostDelayMs: z.number().int().min(0).default(1000),
       respectRobotsTxt: bool.default(true),
+    })
+    .prefault({}),
+  /** The inbox sync (decisions.md §17): replies read over IMAP and recorded in their threads. */
+  inbox: z
+    .strictObject({
+      /** Run the sync in `serve` (default false: a demo or a fixture never touches the network). */
+      enabled: bool.default(false),
+      /** Between two passes of `serve`'s sync, ms. */
+      intervalMs: ms.default(60000),
+      /** Largest message read, bytes; a larger one is skipped. */
+      maxBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .default(10 * 1024 * 1024),
+      /** How far back the first read of a mailbox (and a read after a UIDVALIDITY change) goes, days. */
+      initialDays: z.number().int().min(1).default(30),
+      /** Connecting, the greeting and each wait for the server's answer, ms. */
+      timeoutMs: ms.default(30000),
+      /**
+       * Email connection id → its mailbox. In the environment (`OUTREACH_API_INBOX_CONNECTIONS`),
+       * the same map as a JSON object.
+       */
+      connections: z
+        .preprocess(
+          (value) => (typeof value === 'string' ? parseJsonOr(value) : value),
+          z.record(z.string().min(1), InboxConnectionSchema),
+        )
+        .default({}),
     })
     .prefault({}),
   /** The CI-fixture control plane under /__admin (decisions.md §14). */
@@ -460,4 +511,21 @@ export function requireProviderSettings(config: Config, env: Record<string, stri
     ].filter(Boolean);
     throw new ConfigError(`the providers chosen (${chosen.join(', ')}) lack settings: ${missing.join('; ')}`);
   }
+}
+
+/**
+ * With `inbox.enabled`, checks that every mailbox of `inbox.connections` has its password: the
+ * variable its `passwordEnv` names is set (decisions.md §17). Without it, `serve` would start and
+ * mark the connection `error` at every pass.
+ * @throws ConfigError naming every variable that is not set.
+ */
+export function requireInboxSettings(config: Config, env: Record<string, string | undefined> = process.env): void {
+  if (!config.inbox.enabled) return;
+  const missing = Object.entries(config.inbox.connections)
+    .filter(([, mailbox]) => !env[mailbox.passwordEnv])
+    .map(
+      ([id, mailbox]) =>
+        `the environment variable ${mailbox.passwordEnv} (inbox.connections.${id}.passwordEnv) is not set`,
+    );
+  if (missing.length) throw new ConfigError(`inbox.enabled is true but ${missing.join('; ')}`);
 }

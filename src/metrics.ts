@@ -36,6 +36,11 @@ export interface Metrics {
    * (decisions.md §18): `ok`, `failed` (wrong email or password), `limited` (refused by the attempt limit).
    */
   settingsSignIns: Counter<'result'>;
+  /**
+   * `outreach_inbox_messages_total{result}`: each message the inbox sync read (decisions.md §17):
+   * `matched`, `unmatched`, `duplicate`, `bounce`, `skipped` or `error`.
+   */
+  inboxMessages: Counter<'result'>;
 }
 
 export interface MetricsSources {
@@ -111,9 +116,17 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       labelNames: ['result'],
       registers,
     }),
+    inboxMessages: new Counter({
+      name: 'outreach_inbox_messages_total',
+      help: 'Messages read by the inbox sync, by result: matched, unmatched, duplicate, bounce, skipped, error.',
+      labelNames: ['result'],
+      registers,
+    }),
   };
   // Every result from zero, so a rate over them is defined before the first sign-in.
   for (const result of ['ok', 'failed', 'limited']) metrics.settingsSignIns.inc({ result }, 0);
+  for (const result of ['matched', 'unmatched', 'duplicate', 'bounce', 'skipped', 'error'])
+    metrics.inboxMessages.inc({ result }, 0);
   const { outboxMessagesByStatus } = sources;
   if (outboxMessagesByStatus) {
     new Gauge({

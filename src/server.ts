@@ -104,7 +104,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   if (fixture) providers.mail = fixture.captureMail(providers.mail);
   const workers = createWorkers({ store, clock, config, providers, logger, metrics });
   if (fixture)
-    for (const worker of [workers.outbox, workers.discovery, workers.purge, workers.monitor])
+    for (const worker of [workers.outbox, workers.discovery, workers.purge, workers.monitor, workers.inbox])
       worker.runInside((pass) => fixture.gate.run(pass));
   const app = createApp({
     config,

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, envVariables, loadConfig, requireProviderSettings } from '../src/config.js';
+import { ConfigError, envVariables, loadConfig, requireInboxSettings, requireProviderSettings } from '../src/config.js';
 import { openStore } from '../src/db/connection.js';
 
 describe('config', () => {
@@ -35,6 +35,38 @@ describe('config', () => {
     assert.equal(config.server.port, 9000);
   });
 
+  it('reads inbox.connections from the file or as JSON from its variable, with each mailbox’s defaults', () => {
+    const config = loadConfig(undefined, {
+      OUTREACH_API_INBOX_CONNECTIONS: JSON.stringify({ conn_1: { host: 'imap.example.com', passwordEnv: 'PW_1' } }),
+    });
+    assert.deepEqual(config.inbox, {
+      enabled: false,
+      intervalMs: 60000,
+      maxBytes: 10 * 1024 * 1024,
+      initialDays: 30,
+      timeoutMs: 30000,
+      connections: {
+        conn_1: { host: 'imap.example.com', port: 993, secure: true, passwordEnv: 'PW_1', mailbox: 'INBOX' },
+      },
+    });
+    assert.throws(
+      () => loadConfig(undefined, { OUTREACH_API_INBOX_CONNECTIONS: 'not json' }),
+      /OUTREACH_API_INBOX_CONNECTIONS \(inbox\.connections\): Invalid input/,
+    );
+    assert.throws(
+      () => loadConfig(undefined, {}, { 'inbox.connections': { conn_1: { host: 'h', password: 'secret' } } }),
+      (e: Error) =>
+        /inbox\.connections\.conn_1\.passwordEnv/.test(e.message) && /conn_1\.password: unknown key/.test(e.message),
+    );
+    const enabled = loadConfig(undefined, {}, { 'inbox.enabled': true, 'inbox.connections': config.inbox.connections });
+    assert.throws(
+      () => requireInboxSettings(enabled, {}),
+      /PW_1 \(inbox\.connections\.conn_1\.passwordEnv\) is not set/,
+    );
+    requireInboxSettings(enabled, { PW_1: 'x' });
+    requireInboxSettings(config, {});
+  });
+
   it('names a variable for every key', () => {
     const names = envVariables().map((v) => v.name);
     assert.ok(names.includes('OUTREACH_API_SERVER_PORT'));
@@ -43,12 +75,13 @@ describe('config', () => {
 
   it('has config.example.json list every key of the schema, each with its default (issue #21)', () => {
     const example = JSON.parse(readFileSync('config.example.json', 'utf8')) as Record<string, unknown>;
+    const keys = envVariables().map((v) => v.path.join('.'));
+    // A key whose value is a map (inbox.connections) is one key, not an object of keys.
     const leavesOf = (node: unknown, path: string[] = []): [string, unknown][] =>
-      typeof node === 'object' && node !== null && !Array.isArray(node)
+      typeof node === 'object' && node !== null && !Array.isArray(node) && !keys.includes(path.join('.'))
         ? Object.entries(node).flatMap(([key, child]) => leavesOf(child, [...path, key]))
         : [[path.join('.'), node]];
     const listed = new Map(leavesOf(example));
-    const keys = envVariables().map((v) => v.path.join('.'));
     assert.deepEqual([...listed.keys()].sort(), [...keys].sort(), 'the example lists exactly the keys of the schema');
     const defaults = new Map(leavesOf(loadConfig(undefined, {})));
     for (const key of keys) {

@@ -6,7 +6,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Readable } from 'node:stream';
 import { systemClock, isoAt } from '../domain/clock.js';
-import { loadConfig, requireProviderSettings, type Config } from '../config.js';
+import { loadConfig, requireInboxSettings, requireProviderSettings, type Config } from '../config.js';
 import { openStore, type Store } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
 import { migrate } from '../db/migrate.js';
@@ -30,6 +30,7 @@ import { PLANS } from '../domain/enums.js';
 import { VERSION } from '../version.js';
 import { registerBacklinksCommand } from './backlinks.js';
 import { registerBackupCommand } from './backup.js';
+import { registerInboxCommand } from './inbox.js';
 import { parseDuration } from './duration.js';
 import { type CliIo, processIo } from './io.js';
 import { HELP_CONFIGURATION, envOf } from './help.js';
@@ -175,6 +176,7 @@ export function buildCli(io: CliIo = processIo()): Command {
             { exitCode: 2 },
           );
         requireProviderSettings(config, io.env); // before the database is touched
+        requireInboxSettings(config, io.env);
         const logger = createLogger(config.log);
         const store = await openDatabase(config, print, true);
         await migrate(store);
@@ -510,6 +512,12 @@ export function buildCli(io: CliIo = processIo()): Command {
     io,
   );
   registerBacklinksCommand(
+    program,
+    (command) => configOf(command, io),
+    (message) => new CliError(message),
+    io,
+  );
+  registerInboxCommand(
     program,
     (command) => configOf(command, io),
     (message) => new CliError(message),

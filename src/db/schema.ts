@@ -5,7 +5,7 @@
  * contract's camelCase shapes. Date-times are ISO 8601 UTC strings with milliseconds,
  * booleans are 0/1 integers, and JSON columns are TEXT holding JSON.
  */
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type {
   BacklinkStatus,
   ConnectionProvider,
@@ -219,6 +219,12 @@ export interface ThreadMessagesTable {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+  /**
+   * An inbound message's Message-ID as received (`<…>`), or `hash:` + the hex SHA-256 of its
+   * From, Date, Subject and body when it has none; NULL for outbound and imported messages
+   * (decisions.md §17; unique per thread, sql/0006_inbox.sql).
+   */
+  inbound_message_id: string | null;
 }
 
 export interface EmailConnectionsTable {
@@ -390,6 +396,26 @@ export interface SignInFailuresTable {
   failed_at: string;
 }
 
+/** Where the inbox sync stands in one mailbox of a connection (decisions.md §17). */
+export interface InboxMailboxesTable {
+  connection_id: string;
+  /** The mailbox's address, `imap://user@host:port/name`. */
+  mailbox: string;
+  /** The mailbox's UIDVALIDITY when `last_uid` was recorded (BIGINT: a string from PostgreSQL). */
+  uid_validity: ColumnType<number | string, number, number>;
+  /** The highest UID handled under that UIDVALIDITY, 0 when none yet (BIGINT, likewise). */
+  last_uid: ColumnType<number | string, number, number>;
+  synced_at: string;
+}
+
+/** Which instance syncs a connection now, until when (decisions.md §16, §17). */
+export interface InboxLeasesTable {
+  connection_id: string;
+  /** The holder's id, one per process and pass runner. */
+  holder: string;
+  expires_at: string;
+}
+
 /** FTS5 index tables: only `rowid` and MATCH are used from TypeScript. */
 export interface FtsTable {
   rowid: number;
@@ -422,6 +448,8 @@ export interface Database {
   account_passwords: AccountPasswordsTable;
   settings_sessions: SettingsSessionsTable;
   sign_in_failures: SignInFailuresTable;
+  inbox_mailboxes: InboxMailboxesTable;
+  inbox_leases: InboxLeasesTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

@@ -21,6 +21,8 @@ export const THREAD_CLASSIFICATIONS = [
   'bounce',
   'unclassified',
 ] as const;
+/** The classifications a human reply can get, from its phrases or a model (decisions.md §17). */
+export const HUMAN_REPLY_CLASSIFICATIONS = ['interested', 'not_interested', 'question', 'unclassified'] as const;
 export const MESSAGE_DIRECTIONS = ['inbound', 'outbound'] as const;
 export const MESSAGE_STATUSES = ['queued', 'sent', 'failed'] as const;
 export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;
@@ -47,6 +49,7 @@ export type LeadView = (typeof LEAD_VIEWS)[number];
 export type ThreadStatus = (typeof THREAD_STATUSES)[number];
 export type ThreadOutcome = (typeof THREAD_OUTCOMES)[number];
 export type ThreadClassification = (typeof THREAD_CLASSIFICATIONS)[number];
+export type HumanReplyClassification = (typeof HUMAN_REPLY_CLASSIFICATIONS)[number];
 export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export type JobStatus = (typeof JOB_STATUSES)[number];

@@ -326,6 +326,7 @@ export const COLLECTIONS = [
           last_error: null,
           created_at: created,
           updated_at: created,
+          inbound_message_id: null,
         };
       }),
     );

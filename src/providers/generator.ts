@@ -3,6 +3,7 @@
  * chat-completions endpoint).
  */
 import type { Config } from '../config.js';
+import { chatCompletion } from './openai.js';
 import { ProviderError, type GeneratedMessage, type GenerationInput, type Generator } from './types.js';
 
 const SUBJECT_MAX = 300;
@@ -75,11 +76,6 @@ export function createTemplateGenerator(): Generator {
   };
 }
 
-interface ChatCompletion {
-  model?: unknown;
-  choices?: { message?: { content?: unknown } }[];
-}
-
 /**
  * The `openai` generator: POST `{baseUrl}/chat/completions` with `model` and two messages,
  * asking for a JSON object `{ "subject", "body" }`. Works with any server speaking that format
@@ -91,12 +87,10 @@ export function createOpenAiGenerator(
   options: Config['openai'],
   env: Record<string, string | undefined> = process.env,
 ): Generator {
-  const endpoint = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   return {
     name: 'openai',
     async generate(input) {
       const { summary } = facts(input);
-      const apiKey = env[options.apiKeyEnv];
       const prompt = {
         instruction: input.instruction,
         purpose: input.purpose,
@@ -105,50 +99,20 @@ export function createOpenAiGenerator(
         contact: input.contact,
         previousMessage: input.previous,
       };
-      let response: Response;
-      try {
-        response = await fetch(endpoint, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json',
-            ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+      const { content, model } = await chatCompletion(
+        options,
+        env,
+        [
+          {
+            role: 'system',
+            content:
+              'You write short, personal link-outreach emails. Use only the facts given. ' +
+              'Answer with one JSON object {"subject": string (under 200 characters), "body": string (plain text)} and nothing else.',
           },
-          body: JSON.stringify({
-            model: options.model,
-            temperature: 0.7,
-            messages: [
-              {
-                role: 'system',
-                content:
-                  'You write short, personal link-outreach emails. Use only the facts given. ' +
-                  'Answer with one JSON object {"subject": string (under 200 characters), "body": string (plain text)} and nothing else.',
-              },
-              { role: 'user', content: JSON.stringify(prompt) },
-            ],
-          }),
-          signal: AbortSignal.timeout(options.timeoutMs),
-        });
-      } catch (error) {
-        const name = (error as Error).name;
-        throw new ProviderError(
-          name === 'TimeoutError'
-            ? `the generator did not answer within ${options.timeoutMs} ms`
-            : 'the generator could not be reached',
-        );
-      }
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw new ProviderError(`the generator answered HTTP ${response.status}`);
-      }
-      let completion: ChatCompletion;
-      try {
-        completion = (await response.json()) as ChatCompletion;
-      } catch {
-        throw new ProviderError('the generator answered with malformed JSON');
-      }
-      const content = completion.choices?.[0]?.message?.content;
-      if (typeof content !== 'string') throw new ProviderError('the generator answer has no message content');
+          { role: 'user', content: JSON.stringify(prompt) },
+        ],
+        0.7,
+      );
       const message = parseMessage(content, input);
       return {
         ...message,
@@ -159,7 +123,7 @@ export function createOpenAiGenerator(
         },
         groundingSummary: summary,
         provider: 'openai',
-        model: typeof completion.model === 'string' && completion.model ? completion.model : options.model,
+        model: model ?? options.model,
       };
     },
   };

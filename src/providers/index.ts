@@ -9,6 +9,7 @@
  * | mail          | `log`: records the message as sent, delivers nothing | `smtp`: nodemailer over `smtp.*`        |
  * | verifier      | `builtin`: syntax, disposable domains, DNS MX      | `http`: a verification service (`verifier.httpUrl`) |
  * | contactFinder | `builtin`: the prospect's stored page data         | `crawl`: fetches the prospect's pages (`crawl.*`, SSRF-guarded) |
+ * | replyClassifier (inbox) | none: the inbox's phrases (workers/inbox-rules.ts) | with `generator: openai`: the same model (`openai.*`) |
  *
  * ## Magic inputs (for fixtures and demos, like a payment API's test cards)
  *
@@ -37,6 +38,7 @@ import type { Logger } from '../logger.js';
 import { createBuiltinFinder, createCrawlFinder } from './contact-finder.js';
 import { createOpenAiGenerator, createTemplateGenerator } from './generator.js';
 import { createLogTransport, createSmtpTransport } from './mail.js';
+import { createOpenAiReplyClassifier } from './reply-classifier.js';
 import type { Providers } from './types.js';
 import { createBuiltinVerifier, createHttpVerifier } from './verifier.js';
 
@@ -62,5 +64,6 @@ export function createProviders(
         ? createHttpVerifier(config.verifier, env)
         : createBuiltinVerifier({ dnsTimeoutMs: config.verifier.dnsTimeoutMs }),
     contactFinder: providers.contactFinder === 'crawl' ? createCrawlFinder(config.crawl) : createBuiltinFinder(),
+    ...(providers.generator === 'openai' ? { replyClassifier: createOpenAiReplyClassifier(config.openai, env) } : {}),
   };
 }

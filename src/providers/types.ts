@@ -1,9 +1,12 @@
 /**
  * The four provider roles behind the write operations (decisions.md §10). Each role is a small
- * interface; `./index.ts` picks an implementation from the config. Providers know nothing of
+ * interface (and the inbox's reply classifier, decisions.md §17); `./index.ts` picks an
+ * implementation from the config. Providers know nothing of
  * HTTP or the store: they take plain facts and return plain results, and fail with
  * `ProviderError`.
  */
+
+import type { HumanReplyClassification } from '../domain/enums.js';
 
 /** A provider failure. `retryable` false means trying again cannot help (refused target, bad input). */
 export class ProviderError extends Error {
@@ -123,9 +126,23 @@ export interface ContactFinder {
   find(prospect: ProspectFacts): Promise<ContactCandidate[]>;
 }
 
+// ---- reply classifier --------------------------------------------------------------------------
+
+/** Reads a human reply (decisions.md §17): with `providers.generator: openai`, the model. */
+export interface ReplyClassifier {
+  readonly name: string;
+  /**
+   * The classification of a reply from its subject and own text (bounded by the caller).
+   * @throws ProviderError when the model fails or answers no classification.
+   */
+  classify(reply: { subject: string | null; text: string }): Promise<HumanReplyClassification>;
+}
+
 export interface Providers {
   generator: Generator;
   mail: MailTransport;
   verifier: Verifier;
   contactFinder: ContactFinder;
+  /** Only with `providers.generator: openai`; without it the inbox's phrases classify human replies. */
+  replyClassifier?: ReplyClassifier;
 }

@@ -167,3 +167,27 @@ export async function saveDiscoveredContact(
   await insertRow(db, 'contacts', row);
   return { outcome: 'created', contact: toContact(row) };
 }
+
+/**
+ * What a reply tells about contact `contactId` (decisions.md §17): `bounced` (its address
+ * bounced) or `suppressed` (it asked to hear no more, with `reason` as its `suppressionReason`).
+ * Leaves a contact already in that status as it is; `now` is ISO 8601. Call inside the
+ * transaction that stores the message.
+ */
+export async function setContactStatusByReply(
+  db: Kysely<Database>,
+  contactId: string,
+  change: { status: 'bounced' } | { status: 'suppressed'; reason: string },
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('contacts')
+    .set({
+      status: change.status,
+      ...(change.status === 'suppressed' ? { suppression_reason: change.reason } : {}),
+      updated_at: now,
+    })
+    .where('id', '=', contactId)
+    .where('status', '<>', change.status)
+    .execute();
+}

@@ -92,3 +92,49 @@ const firstActiveSender = precompiledQuery((db, param) =>
 export function activeSender(db: Kysely<Database>, siteId: string): Promise<{ id: string; email: string } | undefined> {
   return firstActiveSender.first(db, { siteId });
 }
+
+/** An email connection as the inbox sync needs it (decisions.md §17). */
+export interface InboxConnectionRow {
+  id: string;
+  siteId: string;
+  accountEmail: string;
+}
+
+/** The email connections among `ids` that exist, by id. */
+export async function inboxConnections(db: Kysely<Database>, ids: readonly string[]) {
+  if (ids.length === 0) return new Map<string, InboxConnectionRow>();
+  const rows = await db
+    .selectFrom('email_connections')
+    .select(['id', 'site_id as siteId', 'account_email as accountEmail'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map<string, InboxConnectionRow>(rows.map((row) => [row.id, row]));
+}
+
+/**
+ * Records how reading connection `connectionId`'s mailbox went at `now` (ISO 8601; decisions.md
+ * §17 "Connections"): a good pass makes it `connected` without error, tested now (and connected
+ * now if it never was); a failed login or connection makes it `error` with `hasError`.
+ */
+export async function recordConnectionHealth(
+  db: Kysely<Database>,
+  connectionId: string,
+  healthy: boolean,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('email_connections')
+    .set((eb) =>
+      healthy
+        ? {
+            status: 'connected',
+            has_error: 0,
+            last_tested_at: now,
+            connected_at: eb.fn.coalesce('connected_at', eb.val(now)),
+            updated_at: now,
+          }
+        : { status: 'error', has_error: 1, updated_at: now },
+    )
+    .where('id', '=', connectionId)
+    .execute();
+}

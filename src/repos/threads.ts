@@ -367,6 +367,7 @@ export const outboxMessages = {
       last_error: null,
       created_at: now,
       updated_at: now,
+      inbound_message_id: null,
     };
     await insertRow(db, 'thread_messages', row);
     return row.id;
@@ -418,3 +419,150 @@ export const outboxMessages = {
     return exhausted.run(db, { max, now });
   },
 };
+
+// ---- inbound messages (decisions.md §17) ------------------------------------------------------
+
+/** A thread an inbound message may belong to, with its contact. */
+export interface InboundThread {
+  threadId: string;
+  contactId: string;
+  contactEmail: string;
+}
+
+/**
+ * The outbound messages among `messageIds` (thread message ids, as the outbox puts them before
+ * the `@` of a Message-ID) whose thread is of site `siteId` (any site when null), each with its
+ * thread: rules 1 and 2 of decisions.md §17. Ids that are not such messages are absent. The
+ * messages are found by primary key, then their threads and contacts.
+ */
+export async function threadsOfOutboundMessages(
+  db: Kysely<Database>,
+  messageIds: readonly string[],
+  siteId: string | null,
+): Promise<Map<string, InboundThread>> {
+  if (messageIds.length === 0) return new Map();
+  let query = db
+    .selectFrom('thread_messages as m')
+    .innerJoin('threads as t', 't.id', 'm.thread_id')
+    .innerJoin('contacts as c', 'c.id', 't.contact_id')
+    .select(['m.id as messageId', 't.id as threadId', 'c.id as contactId', 'c.email as contactEmail'])
+    .where('m.id', 'in', [...new Set(messageIds)])
+    .where('m.direction', '=', 'outbound');
+  if (siteId !== null) query = query.where('t.site_id', '=', siteId);
+  const rows = await query.execute();
+  return new Map(rows.map(({ messageId, ...thread }) => [messageId, thread]));
+}
+
+/**
+ * The most recently updated thread (ties: the highest id) whose contact's email is `email`,
+ * case-insensitively (`COLLATE NOCASE`, as the contact finder compares addresses), among the
+ * contacts of site `siteId` (any site when null; a thread's contact is of its site): rule 3 of
+ * decisions.md §17. The contacts are found by `contacts_email_nocase`, their threads by
+ * `threads_contact`; the few threads found are sorted.
+ */
+export async function latestThreadOfContactEmail(
+  db: Kysely<Database>,
+  email: string,
+  siteId: string | null,
+): Promise<InboundThread | undefined> {
+  let query = db
+    .selectFrom('contacts as c')
+    .innerJoin('threads as t', 't.contact_id', 'c.id')
+    .select(['t.id as threadId', 'c.id as contactId', 'c.email as contactEmail'])
+    .where(sql<string>`c.email COLLATE NOCASE`, '=', email);
+  if (siteId !== null) query = query.where('c.site_id', '=', siteId);
+  return query.orderBy('t.updated_at', 'desc').orderBy('t.id', 'desc').limit(1).executeTakeFirst();
+}
+
+/**
+ * The stored inbound message identified by `inboundMessageId` (decisions.md §17 "Stored once")
+ * in a thread of site `siteId` (any site when null), if any: its id and thread. Found by
+ * `thread_messages_inbound_id` (the copies of one message are few), the site checked here.
+ */
+export async function storedInboundMessage(
+  db: Kysely<Database>,
+  inboundMessageId: string,
+  siteId: string | null,
+): Promise<{ id: string; threadId: string } | undefined> {
+  const copies = await db
+    .selectFrom('thread_messages as m')
+    .innerJoin('threads as t', 't.id', 'm.thread_id')
+    .select(['m.id as id', 'm.thread_id as threadId', 't.site_id as siteId'])
+    .where('m.inbound_message_id', '=', inboundMessageId)
+    .orderBy('m.id')
+    .execute();
+  const copy = copies.find((c) => siteId === null || c.siteId === siteId);
+  return copy && { id: copy.id, threadId: copy.threadId };
+}
+
+/** An inbound message to store in its thread, and what it changes there (decisions.md §17). */
+export interface InboundRecord {
+  id: string;
+  threadId: string;
+  /** The Message-ID, or `hash:…` (see `ThreadMessagesTable.inbound_message_id`). */
+  inboundMessageId: string;
+  fromEmail: string;
+  toEmails: string[];
+  ccEmails: string[];
+  subject: string | null;
+  body: string;
+  /** ISO 8601. */
+  sentAt: string;
+  classification: ThreadRow['classification'];
+  /** The thread's new status; undefined: unchanged. */
+  threadStatus?: ThreadRow['status'];
+  /** The thread's new outcome; undefined: unchanged. */
+  outcome?: ThreadRow['outcome'];
+}
+
+/**
+ * Stores `message` in its thread unless that thread already holds its `inboundMessageId` (the
+ * unique index `thread_messages_inbound_id` decides, whoever wrote the other copy), and then
+ * counts it on the thread: `inbound_count` + 1, `last_inbound_at` the later of the two,
+ * `classification`, and `status`/`outcome` when given; `updated_at` = `now` (ISO 8601).
+ * Call inside a transaction. Returns false when it was a duplicate (nothing written).
+ */
+export async function insertInboundMessage(db: Kysely<Database>, message: InboundRecord, now: string) {
+  const inserted = await db
+    .insertInto('thread_messages')
+    .values({
+      id: message.id,
+      thread_id: message.threadId,
+      direction: 'inbound',
+      status: 'sent',
+      from_email: message.fromEmail,
+      to_emails: JSON.stringify(message.toEmails),
+      cc_emails: JSON.stringify(message.ccEmails),
+      subject: message.subject,
+      body: message.body,
+      sent_at: message.sentAt,
+      sender_id: null,
+      attempts: 0,
+      next_attempt_at: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+      inbound_message_id: message.inboundMessageId,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+  await db
+    .updateTable('threads')
+    .set((eb) => ({
+      inbound_count: eb('inbound_count', '+', 1),
+      last_inbound_at: eb
+        .case()
+        .when(eb.or([eb('last_inbound_at', 'is', null), eb('last_inbound_at', '<', message.sentAt)]))
+        .then(message.sentAt)
+        .else(eb.ref('last_inbound_at'))
+        .end(),
+      classification: message.classification,
+      updated_at: now,
+      ...(message.threadStatus ? { status: message.threadStatus } : {}),
+      ...(message.outcome ? { outcome: message.outcome } : {}),
+    }))
+    .where('id', '=', message.threadId)
+    .execute();
+  return true;
+}

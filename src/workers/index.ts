@@ -1,6 +1,7 @@
 /**
  * The background workers of the server process: the reply outbox, contact discovery, the
- * purge of expired idempotency keys, and the backlink monitor (started when `monitor.enabled`).
+ * purge of expired idempotency keys, the backlink monitor (started when `monitor.enabled`) and
+ * the inbox sync (started when `inbox.enabled`).
  * `startServer` builds, starts and stops them; tests drive them with `runOnce()` / `drain()` and
  * a fake clock.
  */
@@ -12,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { Providers } from '../providers/index.js';
 import { purgeExpiredKeys, releaseAbandonedKeys } from '../repos/idempotency-keys.js';
 import { createDiscoveryWorker, recoverInterruptedJobs } from './contact-discovery.js';
+import { createInboxWorker } from './inbox.js';
 import { createMonitorWorker } from './monitor.js';
 import { createOutboxWorker } from './outbox.js';
 import { createWorker, type Worker } from './worker.js';
@@ -26,6 +28,8 @@ export interface Workers {
   purge: Worker;
   /** The backlink monitor (decisions.md §13); its timer runs only when `monitor.enabled`. */
   monitor: Worker;
+  /** The inbox sync (decisions.md §17); its timer runs only when `inbox.enabled`. */
+  inbox: Worker;
   /** Recovers what a stopped process left mid-way, then starts every timer. */
   start(): Promise<void>;
   /** True from `start()` until `stop()` (for `/readyz`). */
@@ -39,7 +43,7 @@ export interface WorkerDeps {
   config: Config;
   providers: Providers;
   logger: Logger;
-  /** Counts outbox deliveries when metrics are on. */
+  /** Counts outbox deliveries, backlink checks and inbox messages when metrics are on. */
   metrics?: Metrics;
 }
 
@@ -53,13 +57,21 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
     logger,
   );
   const monitor = createMonitorWorker({ store, clock, config, logger, metrics });
-  const all = [outbox, discovery, purge, ...(config.monitor.enabled ? [monitor] : [])];
+  const inbox = createInboxWorker({ store, clock, config, logger, metrics, classifier: providers.replyClassifier });
+  const all = [
+    outbox,
+    discovery,
+    purge,
+    ...(config.monitor.enabled ? [monitor] : []),
+    ...(config.inbox.enabled ? [inbox] : []),
+  ];
   let running = false;
   return {
     outbox,
     discovery,
     purge,
     monitor,
+    inbox,
     async start() {
       // No request is served yet: whatever is in flight belongs to a process that is gone.
       const released = await releaseAbandonedKeys(store.db);
@@ -74,7 +86,7 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
     },
     async stop() {
       running = false;
-      await Promise.all([outbox, discovery, purge, monitor].map((w) => w.stop()));
+      await Promise.all([outbox, discovery, purge, monitor, inbox].map((w) => w.stop()));
     },
   };
 }

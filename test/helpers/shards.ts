@@ -26,6 +26,8 @@ const COST: Record<string, number> = {
   'web/api-access.test.ts': 3,
   'cli/password.test.ts': 3,
   'cli/shutdown.test.ts': 9.1,
+  'inbox/sync.test.ts': 8.8,
+  'inbox/cli.test.ts': 4.3,
   'store/row-counts.test.ts': 8.1,
   'writes/outbox-crash.test.ts': 3.9,
   'cluster/nginx.test.ts': 3.5,

@@ -168,7 +168,12 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
     ).map((r) => r.name);
 
   it('has the same tables, columns (order, type, nullability, default) and primary keys, every text column bytewise', async () => {
-    const TYPES: Record<string, string> = { TEXT: 'text', INTEGER: 'integer', REAL: 'double precision' };
+    const TYPES: Record<string, string> = {
+      TEXT: 'text',
+      INTEGER: 'integer',
+      BIGINT: 'bigint',
+      REAL: 'double precision',
+    };
     const pgTables = (
       await q(`SELECT table_name FROM information_schema.tables
                WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
@@ -271,6 +276,7 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
       'thread_messages_outbox.next_attempt_at',
       'discovery_jobs_runnable.scheduled_at',
       'discovery_queries_job_order.started_at',
+      'thread_messages_inbound_id.inbound_message_id',
     ]);
     // Where NULLs go matters only for nullable columns (the tables are the same: the test above).
     const nullable = new Set<string>();

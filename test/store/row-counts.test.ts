@@ -592,7 +592,13 @@ describe('the migration backfills the counters of a store that already holds dat
         store,
         "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'",
       );
-      for (const { name } of tables) store.sqlite.exec(`INSERT INTO main.${name} SELECT * FROM src.${name}`);
+      // The columns of the version-2 tables (later migrations add columns to the source's).
+      for (const { name } of tables) {
+        const columns = all<{ name: string }>(store, `PRAGMA main.table_info(${name})`)
+          .map((c) => `"${c.name}"`)
+          .join(', ');
+        store.sqlite.exec(`INSERT INTO main.${name} (${columns}) SELECT ${columns} FROM src.${name}`);
+      }
       store.sqlite.exec('DETACH DATABASE src');
       store.sqlite.exec('PRAGMA foreign_keys = ON');
       assert.ok(countOf(store, 'backlinks', {}) > 30);

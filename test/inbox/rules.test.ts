@@ -1,0 +1,277 @@
+/**
+ * The inbox's reading and classification rules on their own (decisions.md §17): what mailparser
+ * hands over from real message sources (MIME, encoded words, charsets, quoted-printable and
+ * base64, HTML to text, delivery status notifications), the headers that make a message
+ * automatic, the phrases of each classification, the reply's own text, and what each
+ * classification changes. The end-to-end tests are sync.test.ts (Dovecot) and fixture.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { THREAD_CLASSIFICATIONS } from '../../src/domain/enums.js';
+import {
+  headerGroups,
+  inboundIdentity,
+  messageIds,
+  messageOfFields,
+  parseMessage,
+  UnreadableMessage,
+} from '../../src/workers/inbox-message.js';
+import { localPart } from '../../src/workers/inbox-record.js';
+import {
+  asksToStop,
+  classifyByHeaders,
+  classifyByPhrases,
+  deliveryOutcome,
+  isAutomatic,
+  ownText,
+  threadChanges,
+  wordsOf,
+} from '../../src/workers/inbox-rules.js';
+import { dsn, mail, outboxId } from './helpers.js';
+
+describe('reading a message', () => {
+  it('takes the ids, addresses, decoded subject, text and Date of a plain reply', async () => {
+    const message = await parseMessage(
+      mail({
+        from: '"Ana Author" <Ana@Blog.example>',
+        to: 'Mia <me@trailgear.example>, team@trailgear.example',
+        subject: '=?iso-8859-1?Q?R=E9ponse_=E0_votre_id=E9e?=',
+        messageId: '<abc@blog.example>',
+        inReplyTo: outboxId('msg_1'),
+        references: `<a@x.example>\r\n ${outboxId('msg_0')} ${outboxId('msg_1')}`,
+        date: '2026-10-31T23:30:00.000Z',
+        body: 'Sounds good.',
+      }),
+    );
+    assert.equal(message.messageId, '<abc@blog.example>');
+    assert.deepEqual(message.inReplyTo, ['<msg_1@trailgear.example>']);
+    assert.deepEqual(message.references, ['<a@x.example>', '<msg_0@trailgear.example>', '<msg_1@trailgear.example>']);
+    assert.equal(message.from, 'Ana@Blog.example');
+    assert.deepEqual(message.to, ['me@trailgear.example', 'team@trailgear.example']);
+    assert.equal(message.subject, 'Réponse à votre idée');
+    assert.equal(message.body, 'Sounds good.');
+    assert.equal(message.date, Date.parse('2026-10-31T23:30:00.000Z'));
+    assert.equal(message.report, null);
+  });
+
+  it('decodes base64 and quoted-printable bodies in their charsets, and turns an HTML-only message into text', async () => {
+    const base64 = await parseMessage(
+      mail({ transferEncoding: 'base64', body: Buffer.from('Grüße aus Köln — gern!', 'utf8').toString('base64') }),
+    );
+    assert.equal(base64.body, 'Grüße aus Köln — gern!');
+    const latin1 = await parseMessage(
+      mail({
+        contentType: 'text/plain; charset=iso-8859-1',
+        transferEncoding: 'quoted-printable',
+        body: 'D=E9j=E0 vu=\r\n, tr=E8s bien.',
+      }),
+    );
+    assert.equal(latin1.body, 'Déjà vu, très bien.');
+    const html = await parseMessage(
+      mail({
+        contentType: 'text/html; charset=utf-8',
+        body: '<div>Hello <i>there</i></div><ul><li>one</li><li>two</li></ul>',
+      }),
+    );
+    assert.equal(html.body, 'Hello there\n * one\n * two');
+    const alternative = await parseMessage(
+      [
+        'From: ana@blog.example',
+        'Subject: both',
+        'Content-Type: multipart/alternative; boundary=b',
+        '',
+        '--b',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'The text part.',
+        '--b',
+        'Content-Type: text/html; charset=utf-8',
+        '',
+        '<p>The HTML part.</p>',
+        '--b--',
+        '',
+      ].join('\r\n'),
+    );
+    assert.equal(alternative.body, 'The text part.');
+  });
+
+  it('reads a delivery status notification: each recipient’s action and status, and the original’s Message-ID from either part', async () => {
+    const headers = await parseMessage(
+      dsn({ original: outboxId('msg_9'), recipient: 'Gone@Blog.example', action: 'failed', status: '5.1.1' }),
+    );
+    assert.deepEqual(headers.report, {
+      recipients: [{ address: 'gone@blog.example', action: 'failed', status: '5.1.1' }],
+      originalMessageId: '<msg_9@trailgear.example>',
+    });
+    assert.equal(headers.body, 'This is the mail system. Your message to Gone@Blog.example could not be delivered.');
+    const whole = await parseMessage(
+      dsn({
+        original: outboxId('msg_8'),
+        recipient: 'x@blog.example',
+        action: 'delayed',
+        status: '4.4.1',
+        embed: 'message',
+      }),
+    );
+    assert.equal(whole.report!.originalMessageId, '<msg_8@trailgear.example>');
+    assert.equal(deliveryOutcome(whole.report!), 'delayed');
+    // A multipart/report of another kind (a read receipt) is no delivery status notification.
+    const receipt = await parseMessage(
+      [
+        'From: ana@blog.example',
+        'Subject: Read: idea',
+        'Content-Type: multipart/report; report-type=disposition-notification; boundary=r',
+        '',
+        '--r',
+        'Content-Type: text/plain',
+        '',
+        'Your message was read.',
+        '--r--',
+        '',
+      ].join('\r\n'),
+    );
+    assert.equal(receipt.report, null);
+  });
+
+  it('refuses a message without a From address, and keeps a bad Date out', async () => {
+    await assert.rejects(parseMessage('just some words\r\n'), UnreadableMessage);
+    await assert.rejects(parseMessage(mail({ from: 'undisclosed-recipients:;' })), UnreadableMessage);
+    const badDate = await parseMessage(mail({ date: null, headers: { Date: 'the day after tomorrow' } }));
+    assert.equal(badDate.date, null);
+  });
+
+  it('identifies a message by its Message-ID, else by a hash of From, Date, Subject and body', () => {
+    const fields = { from: 'Ana@Blog.example', subject: 'Hi', body: 'Hello', date: '2026-11-01T12:00:00.000Z' };
+    const a = inboundIdentity(messageOfFields(fields));
+    assert.match(a, /^hash:[0-9a-f]{64}$/);
+    assert.equal(inboundIdentity(messageOfFields({ ...fields, from: 'ana@blog.example' })), a);
+    assert.notEqual(inboundIdentity(messageOfFields({ ...fields, body: 'Hello!' })), a);
+    assert.notEqual(inboundIdentity(messageOfFields({ ...fields, date: '2026-11-01T12:00:01.000Z' })), a);
+    assert.equal(inboundIdentity(messageOfFields({ ...fields, headers: { 'Message-ID': '<x@y>' } })), '<x@y>');
+  });
+
+  it('reads ids, header blocks and words in one pass over input of any size', () => {
+    assert.deepEqual(messageIds(' <a@b>  <c@d>'), ['<a@b>', '<c@d>']);
+    assert.deepEqual(messageIds('bare@id.example'), ['<bare@id.example>']);
+    assert.deepEqual(messageIds('<unclosed@x'), []);
+    assert.equal(localPart('<msg_3q2-7wAbCdEfGh@trailgear.example>'), 'msg_3q2-7wAbCdEfGh');
+    assert.deepEqual(
+      headerGroups('Reporting-MTA: dns; mx\r\n\r\nFinal-Recipient: rfc822;\r\n a@b.example\r\nAction: failed\r\n'),
+      [
+        new Map([['reporting-mta', 'dns; mx']]),
+        new Map([
+          ['final-recipient', 'rfc822; a@b.example'],
+          ['action', 'failed'],
+        ]),
+      ],
+    );
+    // Hostile shapes that a backtracking pattern would choke on finish, bounded.
+    const hostile = `${'<'.repeat(200_000)}${'@'.repeat(200_000)}`;
+    assert.deepEqual(messageIds(hostile), []);
+    assert.equal(headerGroups(`x:${' '.repeat(300_000)}`).length, 1);
+    assert.equal(ownText(`${'>'.repeat(100_000)}\n`.repeat(20)), '');
+    assert.equal(classifyByPhrases(`${"let'".repeat(100_000)}?`), 'question');
+  });
+});
+
+describe('classifying a message', () => {
+  const automatic = (headers: Record<string, string>) => isAutomatic(new Map(Object.entries(headers)));
+
+  it('calls a message automatic by Auto-Submitted (not no), X-Autoreply, X-Autorespond or Precedence: auto_reply', () => {
+    assert.equal(automatic({ 'auto-submitted': 'auto-replied' }), true);
+    assert.equal(automatic({ 'auto-submitted': 'auto-generated; type=vacation' }), true);
+    assert.equal(automatic({ 'auto-submitted': 'No' }), false);
+    assert.equal(automatic({ 'x-autoreply': 'yes' }), true);
+    assert.equal(automatic({ 'x-autorespond': '' }), true);
+    assert.equal(automatic({ precedence: 'auto_reply' }), true);
+    assert.equal(automatic({ precedence: 'bulk' }), false);
+    assert.equal(automatic({}), false);
+  });
+
+  it('tells an out-of-office from another automatic reply by its subject or first lines', async () => {
+    const kind = async (parts: Parameters<typeof mail>[0]) =>
+      classifyByHeaders(await parseMessage(mail({ headers: { 'Auto-Submitted': 'auto-replied' }, ...parts }))).kind;
+    assert.equal(await kind({ subject: 'Out of Office: Ana' }), 'out_of_office');
+    assert.equal(
+      await kind({ subject: 'Automatic reply', body: 'Hello,\nI am on holiday until 12 November.' }),
+      'out_of_office',
+    );
+    assert.equal(await kind({ subject: 'Automatic reply', body: 'I’m away from my desk.' }), 'out_of_office');
+    assert.equal(await kind({ subject: 'Re: idea', body: 'Vacation mode: back soon.' }), 'out_of_office');
+    assert.equal(await kind({ subject: 'Ticket #123 received', body: 'We will answer soon.' }), 'auto_reply');
+    assert.equal(
+      await kind({ subject: 'Takeaway menu', body: 'Our opening hours.' }),
+      'auto_reply',
+      'whole words only',
+    );
+  });
+
+  it('classifies a notification by its recipients’ actions: failed (or 5.x.x) is a bounce; delays and successes are not stored', async () => {
+    const report = (action: 'failed' | 'delayed' | 'delivered', status: string) =>
+      parseMessage(dsn({ original: outboxId('m'), recipient: 'a@b.example', action, status }));
+    assert.deepEqual(classifyByHeaders(await report('failed', '5.1.1')), { kind: 'bounce' });
+    assert.deepEqual(classifyByHeaders(await report('delayed', '4.4.7')), {
+      kind: 'notStored',
+      reason: 'a delivery delay notification',
+    });
+    assert.equal(classifyByHeaders(await report('delivered', '2.0.0')).kind, 'notStored');
+    assert.equal(
+      deliveryOutcome({ originalMessageId: null, recipients: [{ address: null, action: '', status: '5.7.1' }] }),
+      'failed',
+    );
+    assert.equal(
+      deliveryOutcome({ originalMessageId: null, recipients: [{ address: null, action: '', status: '4.2.2' }] }),
+      'delayed',
+    );
+  });
+
+  it('classifies a human reply by the phrases of the table, in its own words only', () => {
+    const cases: [string, string][] = [
+      ["I'm not interested, sorry.", 'not_interested'],
+      ['We would not be interested in that.', 'not_interested'],
+      ['No thanks.', 'not_interested'],
+      ['No thank you!', 'not_interested'],
+      ['Please UNSUBSCRIBE me', 'not_interested'],
+      ['Remove me from your list', 'not_interested'],
+      ['Stop emailing me.', 'not_interested'],
+      ['Interested — what are the terms?', 'interested'],
+      ['Sounds good to me', 'interested'],
+      ['Happy to have a look.', 'interested'],
+      ['Yes please', 'interested'],
+      ['Send it over', 'interested'],
+      ['Let’s do it', 'interested'],
+      ["let's talk", 'interested'],
+      ['Is it paid?', 'question'],
+      ['Thanks, received.', 'unclassified'],
+      ['Uninterested parties aside, thanks.', 'unclassified'],
+    ];
+    for (const [text, expected] of cases) assert.equal(classifyByPhrases(text), expected, text);
+    // The quoted original (our own question) does not count.
+    const reply = ownText(
+      'Thanks, noted.\r\n\r\nOn Mon, 2 Nov 2026 at 09:00, Mia <me@trailgear.example> wrote:\r\n> Would you be interested? Let us know.',
+    );
+    assert.equal(reply, 'Thanks, noted.');
+    assert.equal(classifyByPhrases(reply), 'unclassified');
+    assert.equal(
+      ownText('Great!\n> Interested?\nSee above.\n-----Original Message-----\nLet me know?'),
+      'Great!\nSee above.',
+    );
+    assert.equal(ownText('Ok\n\nFrom: Mia <me@trailgear.example>\nSent: Monday\nInterested?'), 'Ok');
+    assert.equal(asksToStop('Please remove me.'), true);
+    assert.equal(asksToStop('No thanks.'), false);
+    assert.equal(wordsOf('Don’t STOP—emailing!'), " don't stop emailing ");
+  });
+
+  it('changes the thread as the table says, for every classification', () => {
+    const table = Object.fromEntries(THREAD_CLASSIFICATIONS.map((c) => [c, threadChanges(c)]));
+    assert.deepEqual(table, {
+      interested: { status: 'replied', outcome: 'positive' },
+      not_interested: { status: 'replied', outcome: 'negative' },
+      question: { status: 'replied', outcome: 'neutral' },
+      out_of_office: {},
+      auto_reply: {},
+      bounce: {},
+      unclassified: { status: 'replied' },
+    });
+  });
+});
