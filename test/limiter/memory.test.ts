@@ -132,6 +132,12 @@ describe('MemoryLimiter', () => {
   });
 
   it('refuses a limit that is not a positive integer', () => {
-    assert.throws(() => new MemoryLimiter(0, 1000, new FakeClock()), RangeError);
+    for (const limit of [0, -1, 1.5, Number.NaN])
+      assert.throws(() => new MemoryLimiter(limit, 1000, new FakeClock()), {
+        name: 'RangeError',
+        message: 'limit must be a positive integer',
+      });
+    const one = new MemoryLimiter(1, 1000, new FakeClock());
+    assert.deepEqual([one.check('k').allowed, one.check('k').allowed], [true, false], 'a limit of 1 is one request');
   });
 });

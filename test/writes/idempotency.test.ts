@@ -11,7 +11,6 @@ import { Hono } from 'hono';
 import { after, before, describe, it } from 'node:test';
 import type { AppEnv, Caller } from '../../src/http/context.js';
 import {
-  IDEMPOTENCY_TTL_MS,
   IdempotencyKeys,
   type IdempotentSteps,
   canonicalJson,
@@ -25,6 +24,8 @@ import type { TestServer } from '../helpers/harness.js';
 import { gate, startWriteServer } from './helpers.js';
 
 const THREAD = '/projects/prj_a1/sites/site_a1/threads/thr_a1';
+/** A key lives 24 h (decisions.md §7). */
+const DAY_MS = 24 * 60 * 60 * 1000;
 const REUSED = {
   code: 'IDEMPOTENCY_KEY_REUSED',
   message: 'This idempotency key was already used for a different request; use a new key',
@@ -122,12 +123,12 @@ describe('idempotency keys of the reply route', () => {
     const first = await reply({ body: 'The first reply of the day.', idempotencyKey: 'expiry-key-0001' });
     assert.equal(first.status, 202);
     const count = await messageCount();
-    t.clock.set(start + IDEMPOTENCY_TTL_MS - 1);
+    t.clock.set(start + DAY_MS - 1);
     const replayed = await reply({ body: 'The first reply of the day.', idempotencyKey: 'expiry-key-0001' });
     assert.equal(replayed.headers.get('idempotent-replayed'), 'true', 'still stored 1 ms before 24 h');
     const other = await reply({ body: 'Another reply, same key.', idempotencyKey: 'expiry-key-0001' });
     assert.deepEqual([other.status, other.body.error], [422, REUSED]);
-    t.clock.set(start + IDEMPOTENCY_TTL_MS);
+    t.clock.set(start + DAY_MS);
     const stored = await t.store.db
       .selectFrom('idempotency_keys')
       .select('key')
@@ -314,6 +315,24 @@ describe('IdempotencyKeys.run: the claim looks again after the checks', { timeou
       commit: async () => ({ status: 201, data: { commit: 9 } }),
     }))(1);
     assert.deepEqual(retry, { status: 201, replayed: null, body: { ok: true, data: { commit: 9 } } });
+  });
+
+  it('replays a stored answer before any check runs, and the first answer of each key only', async () => {
+    const keys = new IdempotencyKeys(t.store, t.clock);
+    let checks = 0;
+    const send = writeApp(keys, 'replay-first-key', (body) => ({
+      check: () => {
+        checks++;
+        if (checks > 1) throw new ApiError('NOT_FOUND', 'the record is gone');
+        return 'checked';
+      },
+      commit: async () => ({ status: 201, data: { commit: body.n } }),
+    }));
+    assert.deepEqual(await send(1), { status: 201, replayed: null, body: { ok: true, data: { commit: 1 } } });
+    assert.deepEqual(await send(1), { status: 201, replayed: 'true', body: { ok: true, data: { commit: 1 } } });
+    assert.equal(checks, 1, 'the replay ran no check');
+    assert.deepEqual(await send(2), { status: 422, replayed: null, body: { ok: false, error: REUSED } });
+    assert.equal(checks, 1);
   });
 
   it('stores nothing when the checks refuse: the same key then runs its checks again', async () => {
