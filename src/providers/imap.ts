@@ -44,8 +44,9 @@ export interface MessageEntry {
   internalDate: number | null;
 }
 
-/** A message as fetched: its entry and its full source (RFC 5322 bytes). */
-export interface FetchedMessage extends MessageEntry {
+/** A message as fetched: its UID and its full source (RFC 5322 bytes). */
+export interface FetchedMessage {
+  uid: number;
   source: Buffer;
 }
 
@@ -57,7 +58,7 @@ export interface MailboxSession {
   listAfter(afterUid: number): Promise<MessageEntry[]>;
   /** The messages whose internal date is on or after the day of `since` (ms since the epoch), ascending by UID. */
   listSince(since: number): Promise<MessageEntry[]>;
-  /** The sources of `uids` (ascending), as the server sends them; a message that vanished meanwhile is left out. */
+  /** The sources of `uids` (UID FETCH … BODY.PEEK[]), as the server sends them; a message that vanished meanwhile is left out. */
   fetch(uids: number[]): AsyncIterable<FetchedMessage>;
   /** False once the connection is closed or broken: open a new session. */
   readonly usable: boolean;
@@ -187,14 +188,8 @@ export async function openMailboxSession(settings: MailboxSettings): Promise<Mai
     async *fetch(uids) {
       if (uids.length === 0) return;
       try {
-        for await (const m of client.fetch(
-          uids,
-          { uid: true, size: true, internalDate: true, source: true },
-          { uid: true },
-        )) {
-          if (!m.source) continue;
-          yield { uid: m.uid, size: m.size ?? m.source.length, internalDate: ms(m.internalDate), source: m.source };
-        }
+        for await (const m of client.fetch(uids, { uid: true, source: true }, { uid: true }))
+          if (m.source) yield { uid: m.uid, source: m.source };
       } catch (error) {
         throw describe(error, settings);
       }

@@ -168,6 +168,18 @@ export async function saveDiscoveredContact(
   return { outcome: 'created', contact: toContact(row) };
 }
 
+const statusByReply = precompiledQuery((db, param, shape: 'bounced' | 'suppressed') =>
+  db
+    .updateTable('contacts')
+    .set({
+      status: shape,
+      ...(shape === 'suppressed' ? { suppression_reason: param('reason') } : {}),
+      updated_at: param('now'),
+    })
+    .where('id', '=', param('contactId'))
+    .where('status', '<>', shape),
+);
+
 /**
  * What a reply tells about contact `contactId` (decisions.md §17): `bounced` (its address
  * bounced) or `suppressed` (it asked to hear no more, with `reason` as its `suppressionReason`).
@@ -180,14 +192,9 @@ export async function setContactStatusByReply(
   change: { status: 'bounced' } | { status: 'suppressed'; reason: string },
   now: string,
 ): Promise<void> {
-  await db
-    .updateTable('contacts')
-    .set({
-      status: change.status,
-      ...(change.status === 'suppressed' ? { suppression_reason: change.reason } : {}),
-      updated_at: now,
-    })
-    .where('id', '=', contactId)
-    .where('status', '<>', change.status)
-    .execute();
+  await statusByReply.run(
+    db,
+    { contactId, now, reason: change.status === 'suppressed' ? change.reason : null },
+    change.status,
+  );
 }

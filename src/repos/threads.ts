@@ -421,6 +421,7 @@ export const outboxMessages = {
 };
 
 // ---- inbound messages (decisions.md §17) ------------------------------------------------------
+// Each message read costs these statements, so they are compiled once (`precompiledQuery`).
 
 /** A thread an inbound message may belong to, with its contact. */
 export interface InboundThread {
@@ -429,29 +430,59 @@ export interface InboundThread {
   contactEmail: string;
 }
 
+/** How many ids one lookup of outbound messages takes: lists are padded to the next size (few shapes). */
+const ID_LIST_SIZES = [1, 2, 4, 8, 16, 32, 64, 128] as const;
+
+const outboundByIds = precompiledQuery((db, param, shape: `${number}` | `${number}:site`) => {
+  const [size, site] = shape.split(':');
+  let query = db
+    .selectFrom('thread_messages as m')
+    .innerJoin('threads as t', 't.id', 'm.thread_id')
+    .innerJoin('contacts as c', 'c.id', 't.contact_id')
+    .select(['m.id as messageId', 't.id as threadId', 'c.id as contactId', 'c.email as contactEmail'])
+    .where(
+      'm.id',
+      'in',
+      Array.from({ length: Number(size) }, (_, i) => param(`id${i}` as 'id0')),
+    )
+    .where('m.direction', '=', sql.lit<ThreadMessageRow['direction']>('outbound'));
+  if (site) query = query.where('t.site_id', '=', param('siteId'));
+  return query;
+});
+
 /**
  * The outbound messages among `messageIds` (thread message ids, as the outbox puts them before
- * the `@` of a Message-ID) whose thread is of site `siteId` (any site when null), each with its
- * thread: rules 1 and 2 of decisions.md §17. Ids that are not such messages are absent. The
- * messages are found by primary key, then their threads and contacts.
+ * the `@` of a Message-ID; at most 128 are looked at) whose thread is of site `siteId` (any site
+ * when null), each with its thread: rules 1 and 2 of decisions.md §17. Ids that are not such
+ * messages are absent. The messages are found by primary key, then their threads and contacts.
  */
 export async function threadsOfOutboundMessages(
   db: Kysely<Database>,
   messageIds: readonly string[],
   siteId: string | null,
 ): Promise<Map<string, InboundThread>> {
-  if (messageIds.length === 0) return new Map();
-  let query = db
-    .selectFrom('thread_messages as m')
-    .innerJoin('threads as t', 't.id', 'm.thread_id')
-    .innerJoin('contacts as c', 'c.id', 't.contact_id')
-    .select(['m.id as messageId', 't.id as threadId', 'c.id as contactId', 'c.email as contactEmail'])
-    .where('m.id', 'in', [...new Set(messageIds)])
-    .where('m.direction', '=', 'outbound');
-  if (siteId !== null) query = query.where('t.site_id', '=', siteId);
-  const rows = await query.execute();
+  const ids = [...new Set(messageIds)].slice(0, ID_LIST_SIZES[ID_LIST_SIZES.length - 1]);
+  if (ids.length === 0) return new Map();
+  const size = ID_LIST_SIZES.find((n) => n >= ids.length)!;
+  const params: Record<string, unknown> = { siteId };
+  for (let i = 0; i < size; i++) params[`id${i}`] = ids[Math.min(i, ids.length - 1)];
+  const rows = await outboundByIds.all(
+    db,
+    params as Record<'id0' | 'siteId', unknown>,
+    `${size}${siteId === null ? '' : ':site'}`,
+  );
   return new Map(rows.map(({ messageId, ...thread }) => [messageId, thread]));
 }
+
+const latestBySender = precompiledQuery((db, param, shape: 'site' | 'any') => {
+  let query = db
+    .selectFrom('contacts as c')
+    .innerJoin('threads as t', 't.contact_id', 'c.id')
+    .select(['t.id as threadId', 'c.id as contactId', 'c.email as contactEmail'])
+    .where(sql<string>`c.email COLLATE NOCASE`, '=', param('email'));
+  if (shape === 'site') query = query.where('c.site_id', '=', param('siteId'));
+  return query.orderBy('t.updated_at', 'desc').orderBy('t.id', 'desc').limit(1);
+});
 
 /**
  * The most recently updated thread (ties: the highest id) whose contact's email is `email`,
@@ -460,19 +491,22 @@ export async function threadsOfOutboundMessages(
  * decisions.md §17. The contacts are found by `contacts_email_nocase`, their threads by
  * `threads_contact`; the few threads found are sorted.
  */
-export async function latestThreadOfContactEmail(
+export function latestThreadOfContactEmail(
   db: Kysely<Database>,
   email: string,
   siteId: string | null,
 ): Promise<InboundThread | undefined> {
-  let query = db
-    .selectFrom('contacts as c')
-    .innerJoin('threads as t', 't.contact_id', 'c.id')
-    .select(['t.id as threadId', 'c.id as contactId', 'c.email as contactEmail'])
-    .where(sql<string>`c.email COLLATE NOCASE`, '=', email);
-  if (siteId !== null) query = query.where('c.site_id', '=', siteId);
-  return query.orderBy('t.updated_at', 'desc').orderBy('t.id', 'desc').limit(1).executeTakeFirst();
+  return latestBySender.first(db, { email, siteId }, siteId === null ? 'any' : 'site');
 }
+
+const copiesOf = precompiledQuery((db, param) =>
+  db
+    .selectFrom('thread_messages as m')
+    .innerJoin('threads as t', 't.id', 'm.thread_id')
+    .select(['m.id as id', 'm.thread_id as threadId', 't.site_id as siteId'])
+    .where('m.inbound_message_id', '=', param('inboundMessageId'))
+    .orderBy('m.id'),
+);
 
 /**
  * The stored inbound message identified by `inboundMessageId` (decisions.md §17 "Stored once")
@@ -484,13 +518,7 @@ export async function storedInboundMessage(
   inboundMessageId: string,
   siteId: string | null,
 ): Promise<{ id: string; threadId: string } | undefined> {
-  const copies = await db
-    .selectFrom('thread_messages as m')
-    .innerJoin('threads as t', 't.id', 'm.thread_id')
-    .select(['m.id as id', 'm.thread_id as threadId', 't.site_id as siteId'])
-    .where('m.inbound_message_id', '=', inboundMessageId)
-    .orderBy('m.id')
-    .execute();
+  const copies = await copiesOf.all(db, { inboundMessageId });
   const copy = copies.find((c) => siteId === null || c.siteId === siteId);
   return copy && { id: copy.id, threadId: copy.threadId };
 }
@@ -515,6 +543,51 @@ export interface InboundRecord {
   outcome?: ThreadRow['outcome'];
 }
 
+const insertInbound = precompiledQuery((db, param) =>
+  db
+    .insertInto('thread_messages')
+    .values({
+      id: param('id'),
+      thread_id: param('threadId'),
+      direction: 'inbound',
+      status: 'sent',
+      from_email: param('fromEmail'),
+      to_emails: param('toEmails'),
+      cc_emails: param('ccEmails'),
+      subject: param('subject'),
+      body: param('body'),
+      sent_at: param('sentAt'),
+      sender_id: null,
+      attempts: 0,
+      next_attempt_at: null,
+      last_error: null,
+      created_at: param('now'),
+      updated_at: param('now'),
+      inbound_message_id: param('inboundMessageId'),
+    })
+    .onConflict((oc) => oc.doNothing()),
+);
+
+/** `status` and `outcome` are the new values, or null to leave them as they are. */
+const countInbound = precompiledQuery((db, param) =>
+  db
+    .updateTable('threads')
+    .set((eb) => ({
+      inbound_count: eb('inbound_count', '+', 1),
+      last_inbound_at: eb
+        .case()
+        .when(eb.or([eb('last_inbound_at', 'is', null), eb('last_inbound_at', '<', param('sentAt'))]))
+        .then(param('sentAt'))
+        .else(eb.ref('last_inbound_at'))
+        .end(),
+      classification: param<ThreadRow['classification']>('classification'),
+      status: eb.fn.coalesce(eb.val(param<ThreadRow['status'] | null>('status')), eb.ref('status')),
+      outcome: eb.fn.coalesce(eb.val(param<ThreadRow['outcome'] | null>('outcome')), eb.ref('outcome')),
+      updated_at: param('now'),
+    }))
+    .where('id', '=', param('threadId')),
+);
+
 /**
  * Stores `message` in its thread unless that thread already holds its `inboundMessageId` (the
  * unique index `thread_messages_inbound_id` decides, whoever wrote the other copy), and then
@@ -523,46 +596,20 @@ export interface InboundRecord {
  * Call inside a transaction. Returns false when it was a duplicate (nothing written).
  */
 export async function insertInboundMessage(db: Kysely<Database>, message: InboundRecord, now: string) {
-  const inserted = await db
-    .insertInto('thread_messages')
-    .values({
-      id: message.id,
-      thread_id: message.threadId,
-      direction: 'inbound',
-      status: 'sent',
-      from_email: message.fromEmail,
-      to_emails: JSON.stringify(message.toEmails),
-      cc_emails: JSON.stringify(message.ccEmails),
-      subject: message.subject,
-      body: message.body,
-      sent_at: message.sentAt,
-      sender_id: null,
-      attempts: 0,
-      next_attempt_at: null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-      inbound_message_id: message.inboundMessageId,
-    })
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
-  await db
-    .updateTable('threads')
-    .set((eb) => ({
-      inbound_count: eb('inbound_count', '+', 1),
-      last_inbound_at: eb
-        .case()
-        .when(eb.or([eb('last_inbound_at', 'is', null), eb('last_inbound_at', '<', message.sentAt)]))
-        .then(message.sentAt)
-        .else(eb.ref('last_inbound_at'))
-        .end(),
-      classification: message.classification,
-      updated_at: now,
-      ...(message.threadStatus ? { status: message.threadStatus } : {}),
-      ...(message.outcome ? { outcome: message.outcome } : {}),
-    }))
-    .where('id', '=', message.threadId)
-    .execute();
+  const inserted = await insertInbound.run(db, {
+    ...message,
+    toEmails: JSON.stringify(message.toEmails),
+    ccEmails: JSON.stringify(message.ccEmails),
+    now,
+  });
+  if (inserted === 0) return false;
+  await countInbound.run(db, {
+    threadId: message.threadId,
+    sentAt: message.sentAt,
+    classification: message.classification,
+    status: message.threadStatus ?? null,
+    outcome: message.outcome ?? null,
+    now,
+  });
   return true;
 }

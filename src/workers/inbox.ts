@@ -328,10 +328,8 @@ async function readMailbox(
       }
       try {
         const message = await parseMessage(fetched.source);
-        decided.set(
-          fetched.uid,
-          await decide({ ...deps, db: store.db }, message, connection.siteId, fetched.internalDate),
-        );
+        const receivedAt = batch.find((entry) => entry.uid === fetched.uid)?.internalDate ?? null;
+        decided.set(fetched.uid, await decide({ ...deps, db: store.db }, message, connection.siteId, receivedAt));
       } catch (error) {
         if (error instanceof UnreadableMessage) {
           skip(fetched.uid, error.message);
