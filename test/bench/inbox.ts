@@ -20,7 +20,10 @@
  * runs with that in mind). Exit 1 when the pass's counts are not the mailbox's mix.
  *
  * Options: `--messages N` (default 10000); `--heap-mb N` runs the first pass's process with
- * `--max-old-space-size=N` (how much garbage V8 lets pile up before a full collection).
+ * `--max-old-space-size=N` (how much garbage V8 lets pile up before a full collection; through
+ * NODE_OPTIONS with `--exe`); `--exe
+ * PATH` runs the first pass with that executable (`dist/outreach-api` after `npm run build`)
+ * instead of the bundle under `node`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -177,11 +180,18 @@ function sample(pid: number): { peakKb: number; cpuMs: number } | null {
 
 /** `inbox sync` on `db`, from the CLI bundle: its summary, pass time, peak RSS and CPU time. */
 async function firstPass(db: string, configFile: string) {
-  const bundle = await cliBundle();
   const heap = arg('heap-mb', '');
-  const options = heap ? [`--max-old-space-size=${heap}`] : [];
-  const child = spawn(process.execPath, [...options, bundle, '--config', configFile, '--db', db, 'inbox', 'sync'], {
-    env: { PATH: process.env.PATH, [PASSWORD_ENV]: PASSWORD },
+  const exe = arg('exe', '');
+  const command = exe
+    ? [exe]
+    : [process.execPath, ...(heap ? [`--max-old-space-size=${heap}`] : []), await cliBundle()];
+  const child = spawn(command[0]!, [...command.slice(1), '--config', configFile, '--db', db, 'inbox', 'sync'], {
+    // The executable reads Node's options from NODE_OPTIONS.
+    env: {
+      PATH: process.env.PATH,
+      [PASSWORD_ENV]: PASSWORD,
+      ...(exe && heap ? { NODE_OPTIONS: `--max-old-space-size=${heap}` } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
