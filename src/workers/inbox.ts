@@ -7,8 +7,9 @@
  * a time), and for each:
  * 1. takes the connection's lease, so that one instance syncs it at a time (decisions.md §16);
  *    a connection whose lease another holds is left to it (`busy`);
- * 2. logs in (a session `serve` keeps open between passes) and EXAMINEs the mailbox (read-only:
- *    see `../providers/imap.ts`);
+ * 2. logs in and EXAMINEs the mailbox (read-only: see `../providers/imap.ts`); a session `serve`
+ *    kept open from the last pass asks STATUS first, and selects the mailbox again only when
+ *    something is new;
  * 3. lists the new messages: those above the last UID handled, when the mailbox's UIDVALIDITY is
  *    the one recorded; otherwise (a first read, or UIDVALIDITY changed) those of the last
  *    `inbox.initialDays`, whose copies already stored are then dropped as duplicates;
@@ -228,11 +229,14 @@ async function syncConnection(
     options.sessions?.delete(connectionId);
     let session: MailboxSession | undefined;
     let status: MailboxStatus | undefined;
+    // A kept session has its mailbox selected from the last pass: STATUS tells whether anything
+    // is new without selecting it again.
+    let selected = false;
     if (kept?.usable) {
       // A kept session the server has dropped meanwhile (a restart, an idle timeout) may not
       // know it yet: its first command fails, and a new login is tried before anything is said.
       try {
-        status = await kept.examine();
+        status = await kept.status();
         session = kept;
       } catch (error) {
         if (!(error instanceof ImapError) || error.kind !== 'connect') throw error;
@@ -245,8 +249,11 @@ async function syncConnection(
     }
     options.sessions?.set(connectionId, session);
     try {
-      status ??= await session.examine();
-      await readMailbox(deps, session, status, row, mailboxAddress(settings), holder, summary, options);
+      if (!status) {
+        status = await session.examine();
+        selected = true;
+      }
+      await readMailbox(deps, session, { status, selected }, row, mailboxAddress(settings), holder, summary, options);
     } finally {
       if (!options.sessions || !session.usable) {
         options.sessions?.delete(connectionId);
@@ -280,13 +287,13 @@ async function syncConnection(
 }
 
 /**
- * Steps 3–4 of the module comment for one mailbox EXAMINEd as `status` (`mailbox`: its
- * `mailboxAddress`), counting into `summary`.
+ * Steps 3–4 of the module comment for one mailbox (`mailbox`: its `mailboxAddress`), counting
+ * into `summary`. `seen.status` is what EXAMINE (`selected`) or STATUS said at the start.
  */
 async function readMailbox(
   deps: InboxDeps,
   session: MailboxSession,
-  status: MailboxStatus,
+  seen: { status: MailboxStatus; selected: boolean },
   connection: InboxConnectionRow,
   mailbox: string,
   holder: string,
@@ -295,6 +302,15 @@ async function readMailbox(
 ): Promise<void> {
   const { store, clock, config, logger, metrics } = deps;
   const position = await mailboxPosition(store.db, connection.id, mailbox);
+  let { status } = seen;
+  const idle =
+    position !== undefined && position.uidValidity === status.uidValidity && status.uidNext - 1 <= position.lastUid;
+  if (idle) {
+    options.onStart?.(connection.id, 0);
+    return;
+  }
+  // Something to read: the mailbox (selected again when STATUS told) as it is now.
+  if (!seen.selected) status = await session.examine();
   const same = position !== undefined && position.uidValidity === status.uidValidity;
   if (position && !same)
     logger.log('info', 'the mailbox UIDVALIDITY changed: reading its last days again', {
