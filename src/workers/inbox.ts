@@ -436,13 +436,20 @@ export async function receiveMessage(
     siteId = connection.siteId;
   }
   const decision = await decide({ ...deps, db: store.db }, message, siteId, null);
-  const stored = await recordInboxBatch(store.db, decision.write ? [decision.write] : [], isoAt(deps.clock.now()));
-  let [settled] = settle([decision], stored);
-  if (settled!.result === 'duplicate' && settled!.messageId === null) {
-    // Another writer stored it between the decision and the write: name its copy.
-    const copy = await storedInboundMessage(store.db, decision.write!.message.inboundMessageId, siteId);
-    settled = { ...settled!, threadId: copy?.threadId ?? settled!.threadId, messageId: copy?.id ?? null };
+  let result = decision;
+  if (decision.write) {
+    const [stored] = await recordInboxBatch(store.db, [decision.write], isoAt(deps.clock.now()));
+    if (!stored) {
+      // Another writer stored it between the decision and the write: name its copy.
+      const copy = await storedInboundMessage(store.db, decision.write.message.inboundMessageId, siteId);
+      result = {
+        result: 'duplicate',
+        threadId: copy?.threadId ?? decision.threadId,
+        messageId: copy?.id ?? null,
+        classification: null,
+      };
+    }
   }
-  metrics?.inboxMessages.inc({ result: settled!.result });
-  return settled!;
+  metrics?.inboxMessages.inc({ result: result.result });
+  return result;
 }
