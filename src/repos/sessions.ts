@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { precompiledQuery } from '../db/compiled.js';
 import { inTransaction } from '../db/connection.js';
 import type { AccountRow, Database } from '../db/schema.js';
 
@@ -199,23 +200,36 @@ export interface StoredSession {
   lastSeenAtMs: number;
 }
 
-/** The session whose id hashes to `idHash`, with its account, or undefined. Whether it has ended is the caller's rule. */
-export async function sessionByIdHash(db: Db, idHash: string): Promise<StoredSession | undefined> {
-  const row = await db
+const sessionByHash = precompiledQuery((db, param) =>
+  db
     .selectFrom('settings_sessions as s')
     .innerJoin('accounts as a', 'a.id', 's.account_id')
     .selectAll('a')
     .select(['s.created_at as session_created_at', 's.last_seen_at'])
-    .where('s.id_hash', '=', idHash)
-    .executeTakeFirst();
+    .where('s.id_hash', '=', param('idHash')),
+);
+
+/**
+ * The session whose id hashes to `idHash`, with its account, or undefined. Whether it has ended
+ * is the caller's rule. Compiled once: every page view of the area reads it.
+ */
+export async function sessionByIdHash(db: Db, idHash: string): Promise<StoredSession | undefined> {
+  const row = await sessionByHash.first(db, { idHash });
   if (!row) return undefined;
   const { session_created_at, last_seen_at, ...account } = row;
   return { account, createdAtMs: msOf(session_created_at), lastSeenAtMs: msOf(last_seen_at) };
 }
 
+const touch = precompiledQuery((db, param) =>
+  db
+    .updateTable('settings_sessions')
+    .set({ last_seen_at: param('now') })
+    .where('id_hash', '=', param('idHash')),
+);
+
 /** Records a request of session `idHash` at `nowIso` (its idle time starts again). */
 export async function touchSession(db: Db, idHash: string, nowIso: string): Promise<void> {
-  await db.updateTable('settings_sessions').set({ last_seen_at: nowIso }).where('id_hash', '=', idHash).execute();
+  await touch.run(db, { idHash, now: nowIso });
 }
 
 /** Ends session `idHash` (sign-out, or found ended). */

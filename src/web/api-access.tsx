@@ -15,8 +15,9 @@
  * the answer is `Cache-Control: no-store` like every page of the area.
  */
 import type { Hono } from 'hono';
+import { html, raw } from 'hono/html';
 import { isoAt } from '../domain/clock.js';
-import { SCOPES, SCOPE_GRANTS } from '../domain/scopes.js';
+import { SCOPES, SCOPE_GRANTS, type Scope } from '../domain/scopes.js';
 import { TOKEN_NAME_MAX, tokenNameProblem } from '../domain/tokens.js';
 import type { ApiTokenRow } from '../db/schema.js';
 import type { AppDeps } from '../http/context.js';
@@ -116,40 +117,56 @@ interface PageProps {
   notice?: string;
 }
 
-function TokenRow(props: { token: ApiTokenRow; nowIso: string }) {
-  const t = props.token;
-  const state = tokenState(t, props.nowIso);
-  const scopes = JSON.parse(t.scopes) as string[];
+/** `2026-11-01 12:00 UTC` in a `<time>` element, or `none` when there is no time (html template: a row is on every page view). */
+const when = (iso: string | null, none: string) =>
+  iso === null ? none : html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
+
+/**
+ * A token's row. Written as an html template rather than JSX: ten of them are on every view of
+ * the page, and as JSX they made most of its garbage (a props object and its entries per element).
+ */
+function tokenRow(t: ApiTokenRow, nowIso: string) {
+  const state = tokenState(t, nowIso);
+  const scopes = (JSON.parse(t.scopes) as string[]).join(' ');
+  const revoke =
+    state === 'active'
+      ? html`<form method="get" action="${TOKENS_PATH}/${encodeURIComponent(t.id)}/revoke"><button type="submit" class="secondary">Revoke<span class="visually-hidden"> token ${t.name}</span></button></form>`
+      : '';
+  return html`<tr><td data-label="Name">${t.name}</td><td data-label="Scopes"><code class="scope-list">${scopes}</code></td><td data-label="Created">${when(t.created_at, '')}</td><td data-label="Expires">${when(t.expires_at, 'Never')}</td><td data-label="Last used">${when(t.last_used_at, 'Never')}</td><td data-label="Status"><span class="state-${state}">${state}</span></td><td data-label="Action">${revoke}</td></tr>`;
+}
+
+/** A scope's checkbox, its label and its line on what it grants. */
+function ScopeItem(props: { scope: Scope; checked: boolean }) {
+  const { scope } = props;
   return (
-    <tr>
-      <td data-label="Name">{t.name}</td>
-      <td data-label="Scopes">
-        <code class="scope-list">{scopes.join(' ')}</code>
-      </td>
-      <td data-label="Created">
-        <When iso={t.created_at} none="" />
-      </td>
-      <td data-label="Expires">
-        <When iso={t.expires_at} none="Never" />
-      </td>
-      <td data-label="Last used">
-        <When iso={t.last_used_at} none="Never" />
-      </td>
-      <td data-label="Status">
-        <span class={`state-${state}`}>{state}</span>
-      </td>
-      <td data-label="Action">
-        {state === 'active' && (
-          <form method="get" action={`${TOKENS_PATH}/${encodeURIComponent(t.id)}/revoke`}>
-            <button type="submit" class="secondary">
-              Revoke<span class="visually-hidden"> token {t.name}</span>
-            </button>
-          </form>
-        )}
-      </td>
-    </tr>
+    <li>
+      <input
+        type="checkbox"
+        id={`scope-${scope}`}
+        name="scopes"
+        value={scope}
+        checked={props.checked}
+        aria-describedby={`scope-${scope}-grants`}
+      />
+      <label for={`scope-${scope}`}>
+        <code>{scope}</code>
+      </label>
+      <p class="hint" id={`scope-${scope}-grants`}>
+        {SCOPE_GRANTS[scope]}
+      </p>
+    </li>
   );
 }
+
+/** Each scope's item, ticked and not, rendered once: the same HTML on every page. */
+const SCOPE_ITEMS = new Map(
+  SCOPES.flatMap((scope) =>
+    [true, false].map(
+      (checked) => [`${scope} ${checked}`, raw(String(<ScopeItem scope={scope} checked={checked} />))] as const,
+    ),
+  ),
+);
+const scopeItem = (scope: Scope, checked: boolean) => SCOPE_ITEMS.get(`${scope} ${checked}`)!;
 
 function CreateForm(props: { values: CreateValues; errors: CreateErrors; antiForgery: string; atLimit: boolean }) {
   const { values, errors } = props;
@@ -200,26 +217,7 @@ function CreateForm(props: { values: CreateValues; errors: CreateErrors; antiFor
           Choose at least one. A scope grants only what its line says; every token can read its own account (GET /me).
         </p>
         <FieldError id="scopes-error" message={errors.scopes} />
-        <ul class="scopes">
-          {SCOPES.map((scope) => (
-            <li>
-              <input
-                type="checkbox"
-                id={`scope-${scope}`}
-                name="scopes"
-                value={scope}
-                checked={values.scopes.includes(scope)}
-                aria-describedby={`scope-${scope}-grants`}
-              />
-              <label for={`scope-${scope}`}>
-                <code>{scope}</code>
-              </label>
-              <p class="hint" id={`scope-${scope}-grants`}>
-                {SCOPE_GRANTS[scope]}
-              </p>
-            </li>
-          ))}
-        </ul>
+        <ul class="scopes">{SCOPES.map((scope) => scopeItem(scope, values.scopes.includes(scope)))}</ul>
       </fieldset>
       <div class="field">
         <label for="token-expires">Expires</label>
@@ -257,6 +255,19 @@ function CreateForm(props: { values: CreateValues; errors: CreateErrors; antiFor
     </form>
   );
 }
+
+/** Where a session's anti-forgery value goes in the empty form rendered once (base64url never needs escaping). */
+const ANTI_FORGERY_SLOT = 'ANTI-FORGERY-SLOT';
+/** The empty create form (as on most page views), rendered once with and once without the limit's note. */
+const EMPTY_FORMS = new Map(
+  [true, false].map((atLimit) => [
+    atLimit,
+    String(<CreateForm values={EMPTY_FORM} errors={{}} antiForgery={ANTI_FORGERY_SLOT} atLimit={atLimit} />),
+  ]),
+);
+/** The empty create form for a session: the HTML rendered once, with that session's value in it. */
+const emptyCreateForm = (antiForgery: string, atLimit: boolean) =>
+  raw(EMPTY_FORMS.get(atLimit)!.replace(ANTI_FORGERY_SLOT, antiForgery));
 
 function ApiAccessPage(props: PageProps) {
   const { session, tokens, activeCount } = props;
@@ -322,20 +333,20 @@ function ApiAccessPage(props: PageProps) {
               <th scope="col">Action</th>
             </tr>
           </thead>
-          <tbody>
-            {tokens.map((t) => (
-              <TokenRow token={t} nowIso={props.nowIso} />
-            ))}
-          </tbody>
+          <tbody>{tokens.map((t) => tokenRow(t, props.nowIso))}</tbody>
         </table>
       )}
       <h2 id="create-heading">Create a token</h2>
-      <CreateForm
-        values={props.values ?? EMPTY_FORM}
-        errors={props.errors ?? {}}
-        antiForgery={session.antiForgery}
-        atLimit={activeCount >= MAX_ACTIVE_TOKENS}
-      />
+      {props.values || props.errors ? (
+        <CreateForm
+          values={props.values ?? EMPTY_FORM}
+          errors={props.errors ?? {}}
+          antiForgery={session.antiForgery}
+          atLimit={activeCount >= MAX_ACTIVE_TOKENS}
+        />
+      ) : (
+        emptyCreateForm(session.antiForgery, activeCount >= MAX_ACTIVE_TOKENS)
+      )}
     </Layout>
   );
 }

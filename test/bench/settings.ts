@@ -34,7 +34,13 @@ export const SETTINGS_PAGE_P99_MS = 20;
 export const SCRYPT_RANGE_MS = [50, 250] as const;
 
 export interface SettingsBench {
-  page: { peak: RunResult; half: RunResult & { dueP99: number; rate: number }; bytes: number };
+  page: {
+    peak: RunResult;
+    half: RunResult & { dueP99: number; rate: number };
+    /** GET /me paced at the page's half rate on the same server, for comparison. */
+    meSameRate: RunResult & { dueP99: number };
+    bytes: number;
+  };
   scrypt: { verifyMs: number[]; medianMs: number; signInMs: number[]; signInMedianMs: number };
   me: { sessions: number; without: RunResult[]; with: RunResult[]; rpsWithout: number; rpsWith: number };
 }
@@ -127,8 +133,14 @@ export async function benchSettings(
       ...(await paced(server.origin, pageEndpoint, { rate, seconds: options.pacedSeconds, pid: server.pid })),
       rate,
     };
+    // For reading the page's tail: GET /me (the lightest authenticated answer) paced at the same
+    // rate, on the same server, right after: what the machine and the client add at that rate.
+    const meEndpoint: Endpoint = { name: 'GET /me', kind: 'me', method: 'GET', url: '/api/public/v1/me' };
+    await quiet('GET /me at the same rate');
+    const meSameRate = await paced(server.origin, meEndpoint, { rate, seconds: options.pacedSeconds, pid: server.pid });
     say(
-      `API access page (10 tokens, ${Buffer.byteLength(html)} B): ${pagePeak.rps.toFixed(0)} req/s, p99@${rate}/s ${half.p99.toFixed(2)} ms`,
+      `API access page (10 tokens, ${Buffer.byteLength(html)} B): ${pagePeak.rps.toFixed(0)} req/s, p99@${rate}/s ${half.p99.toFixed(2)} ms ` +
+        `(p50 ${half.p50.toFixed(2)}, p90 ${half.p90.toFixed(2)}); GET /me at ${rate}/s: p99 ${meSameRate.p99.toFixed(2)} ms`,
     );
 
     // 2. scrypt: in this process, and whole sign-ins.
@@ -147,7 +159,6 @@ export async function benchSettings(
     );
 
     // 3. GET /me without and with session rows.
-    const meEndpoint: Endpoint = { name: 'GET /me', kind: 'me', method: 'GET', url: '/api/public/v1/me' };
     const raw = new Database(db);
     const insert = raw.prepare(
       'INSERT INTO settings_sessions (id_hash, account_id, created_at, last_seen_at) VALUES (?, ?, ?, ?)',
@@ -175,7 +186,7 @@ export async function benchSettings(
         `${rpsWith.toFixed(0)} req/s (${(1e6 / rpsWith).toFixed(1)} µs) with ${options.sessions}`,
     );
     return {
-      page: { peak: pagePeak, half, bytes: Buffer.byteLength(html) },
+      page: { peak: pagePeak, half, meSameRate, bytes: Buffer.byteLength(html) },
       scrypt: { verifyMs, medianMs: median(verifyMs), signInMs, signInMedianMs: median(signInMs) },
       me: { sessions: options.sessions, without, with: withSessions, rpsWithout, rpsWith },
     };
