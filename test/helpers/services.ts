@@ -11,10 +11,12 @@
  * Addresses: `OUTREACH_TEST_PG_URL` (default `postgres://postgres@127.0.0.1:5432/test`) and
  * `OUTREACH_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { freePort, sleep } from './ports.js';
@@ -203,6 +205,107 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
     stop,
     pause: () => child?.kill('SIGSTOP'),
     resume: () => child?.kill('SIGCONT'),
+  };
+}
+
+/** Debian's PostgreSQL 15 server programs (the ones the shared server runs). */
+const PG_BIN = process.env.OUTREACH_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+/**
+ * A PostgreSQL cluster of one test's own, on a free port in a temporary directory, for outages
+ * the shared server must never see (other engineers' suites and CI's parallel shards use it):
+ * `stop()` shuts it down (a fast shutdown: every connection is cut at once), `start()` starts it
+ * again on the same port with the same data, `destroy()` stops it and removes its directory.
+ * Made with `initdb` (trust authentication, user `postgres`, UTF-8, locale C.UTF-8 as the shared
+ * server's) and run without durability (`fsync=off`): a test's data need not survive a crash.
+ * PostgreSQL refuses to run as root: as root, it runs as the `postgres` user.
+ */
+export interface ThrowawayPostgres {
+  /** `postgres://postgres@127.0.0.1:PORT/postgres` */
+  url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** Resolves once a `pg` client can run `SELECT 1` at `url`; rejects after `timeoutMs`. */
+async function answers(url: string, timeoutMs: number, exited: () => string | null): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const why = exited();
+    if (why !== null) throw new Error(`postgres exited: ${why}`);
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    client.on('error', () => {});
+    const ok = await client.connect().then(
+      () => client.query('SELECT 1').then(() => true),
+      () => false,
+    );
+    await client.end().catch(() => {});
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`throwaway PostgreSQL at ${url} did not answer in ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** Creates a throwaway PostgreSQL cluster (see ThrowawayPostgres) and resolves once it answers. */
+export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'outreach-pg-'));
+  const data = join(dir, 'data');
+  let ids: { uid: number; gid: number } | undefined;
+  if (process.getuid?.() === 0) {
+    ids = {
+      uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+      gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+    };
+    chownSync(dir, ids.uid, ids.gid);
+  }
+  execFileSync(
+    join(PG_BIN, 'initdb'),
+    ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync'],
+    { stdio: 'ignore', cwd: dir, ...ids },
+  );
+  const port = await freePort();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  let child: ChildProcess | undefined;
+  let output = '';
+  const kill = () => child?.kill('SIGKILL');
+  process.once('exit', kill);
+  const start = async () => {
+    const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'];
+    args.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+    const started = spawn(join(PG_BIN, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, ...ids });
+    child = started;
+    started.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+    await answers(url, 30_000, () =>
+      started.exitCode !== null || started.signalCode !== null
+        ? `${started.exitCode ?? started.signalCode}: ${output}`
+        : null,
+    );
+  };
+  const stop = async () => {
+    const stopping = child;
+    child = undefined;
+    if (!stopping || stopping.exitCode !== null || stopping.signalCode !== null) return;
+    const exited = new Promise((done) => stopping.once('exit', done));
+    stopping.kill('SIGINT');
+    await exited;
+  };
+  try {
+    await start();
+  } catch (error) {
+    kill();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    url,
+    start,
+    stop,
+    async destroy() {
+      await stop();
+      process.off('exit', kill);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
