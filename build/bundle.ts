@@ -21,7 +21,7 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
 
 export interface BundleReport {
-  /** Migrations defined into the bundle. */
+  /** Migrations defined into the bundle (SQLite and PostgreSQL together). */
   migrations: number;
   /** The bundle's size in bytes. */
   bytes: number;
@@ -36,7 +36,10 @@ export interface BundleReport {
 export async function bundleCli(outfile: string, minify: boolean): Promise<BundleReport> {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const nativeHash = createHash('sha256').update(readFileSync(ADDON)).digest('hex').slice(0, 16);
-  const migrations = readMigrationDir(join(ROOT, 'sql'));
+  const migrations = {
+    sqlite: readMigrationDir(join(ROOT, 'sql/sqlite')),
+    postgres: readMigrationDir(join(ROOT, 'sql/postgres')),
+  };
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: ['build/entry.ts'],
@@ -65,5 +68,5 @@ export async function bundleCli(outfile: string, minify: boolean): Promise<Bundl
     banner: { js: 'var __outreach_import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
   });
   if (result.errors.length) throw new Error('esbuild failed');
-  return { migrations: migrations.length, bytes: statSync(outfile).size };
+  return { migrations: migrations.sqlite.length + migrations.postgres.length, bytes: statSync(outfile).size };
 }

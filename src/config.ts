@@ -44,15 +44,30 @@ const trustProxy = z.preprocess(
     .default([]),
 );
 
+/** A PostgreSQL URL (decisions.md §16). */
+const POSTGRES_URL = /^postgres(?:ql)?:\/\//i;
+
 /** `db` as an object; a string in the file is its `path`. */
 const DbSchema = z.strictObject({
-  /** Path of the SQLite database file. */
-  path: z.string().min(1).default('./data/outreach.db'),
   /**
-   * `full` (default): every acknowledged write survives a power loss; `normal`: faster writes,
-   * the last commits may roll back after a power loss (decisions.md §7).
+   * The SQLite database file's path, or a `postgres://`/`postgresql://` URL (`--db` and
+   * `OUTREACH_API_DB` set this key).
+   */
+  path: z.string().min(1).default('./data/outreach.db'),
+  /** A `postgres://` or `postgresql://` URL; when set, the store is that PostgreSQL database. */
+  url: z
+    .string()
+    .default('')
+    .refine((url) => url === '' || POSTGRES_URL.test(url), 'must be a postgres:// or postgresql:// URL'),
+  /**
+   * SQLite: `full` (default): every acknowledged write survives a power loss; `normal`: faster
+   * writes, the last commits may roll back after a power loss (decisions.md §7).
    */
   synchronous: z.enum(['full', 'normal']).default('full'),
+  /** PostgreSQL: connections of one instance at most. */
+  poolSize: z.number().int().min(1).default(10),
+  /** PostgreSQL: a statement's time limit, ms; a request that meets it answers 503. */
+  statementTimeoutMs: ms.default(5000),
 });
 
 /** A JSON text's value, or the text itself when it is not JSON (zod then says what it expected). */
@@ -78,8 +93,19 @@ const InboxConnectionSchema = z.strictObject({
 });
 
 const ConfigKeys = z.strictObject({
-  /** The database: a path, or `{ path, synchronous }`. */
+  /** The database: a path or URL, or `{ path, url, synchronous, poolSize, statementTimeoutMs }`. */
   db: z.preprocess((value) => (typeof value === 'string' ? { path: value } : value), DbSchema).prefault({}),
+  /** Background work across instances (decisions.md §16). */
+    workers: z
+      .strictObject({
+        /**
+         * How long an instance holds a leased item (a reply being sent, a job being run, an
+         * idempotency key in flight) before another may take it over, ms. At least twice the
+         * longest provider timeout, so a slow attempt is never taken over while it runs.
+         */
+        leaseMs: ms.default(60000),
+      })
+      .prefault({}),
   server: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
@@ -295,6 +321,21 @@ const ConfigKeys = z.strictObject({
 
 /** Every key (ConfigKeys), and the rules between keys. */
 export const ConfigSchema = ConfigKeys.superRefine((config, context) => {
+  // decisions.md §16: a lease outlives any attempt, so a slow send is never taken over while it runs.
+  const timeouts = {
+    'openai.timeoutMs': config.openai.timeoutMs,
+    'smtp.timeoutMs': config.smtp.timeoutMs,
+    'verifier.timeoutMs': config.verifier.timeoutMs,
+    'crawl.timeoutMs': config.crawl.timeoutMs,
+    'monitor.timeoutMs': config.monitor.timeoutMs,
+  };
+  const [longestKey, longest] = Object.entries(timeouts).reduce((a, b) => (b[1] > a[1] ? b : a));
+  if (config.workers.leaseMs < 2 * longest)
+    context.addIssue({
+      code: 'custom',
+      path: ['workers', 'leaseMs'],
+      message: `must be at least twice the longest provider timeout (${longestKey} ${longest} ms): at least ${2 * longest}`,
+    });
   if (config.limits.store !== 'redis') return;
   if (!config.redis.url)
     context.addIssue({ code: 'custom', path: ['redis', 'url'], message: 'must be set when limits.store is redis' });
@@ -310,6 +351,13 @@ export const ConfigSchema = ConfigKeys.superRefine((config, context) => {
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/**
+ * Where the data is (decisions.md §16): `db.url` when set, else `db.path` (a SQLite file, or a
+ * PostgreSQL URL given as `db`, `--db` or `OUTREACH_API_DB`). May hold a password: print
+ * `describeLocation` of it, never it.
+ */
+export const storeLocation = (config: Config): string => config.db.url || config.db.path;
 
 export class ConfigError extends Error {}
 
@@ -464,9 +512,15 @@ export function loadConfig(
       fromEnvironment.set(keyPath.join('.'), name);
     }
   }
+  // `db.path` set by a later source than `db.url` (the environment over the file) names the store.
+  const dropUrl = () => {
+    if (typeof raw.db === 'object' && raw.db !== null) delete (raw.db as Record<string, unknown>).url;
+  };
+  if (fromEnvironment.has('db.path') && !fromEnvironment.has('db.url')) dropUrl();
   for (const [key, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     const keyPath = key === 'db' ? 'db.path' : key;
+    if (keyPath === 'db.path') dropUrl(); // the flag --db over any db.url
     setPath(raw, keyPath.split('.'), value);
     fromEnvironment.delete(keyPath);
   }

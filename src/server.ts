@@ -3,7 +3,7 @@
  * builds the app and listens. Background workers (outbox, discovery) start here too.
  */
 import { systemClock, type Clock } from './domain/clock.js';
-import type { Config } from './config.js';
+import { storeLocation, type Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
 import { startBackgroundCheckpoints } from './db/checkpointer.js';
 import { migrate } from './db/migrate.js';
@@ -71,11 +71,21 @@ export interface StartOptions {
   providers?: Partial<Providers>;
 }
 
+/**
+ * Opens the store the configuration names (`storeLocation`: a SQLite file or a PostgreSQL URL)
+ * with its settings. Does not migrate.
+ * @throws when it cannot be opened (a SQLite file that is not a database, a directory that cannot be made).
+ */
+export function openStoreOf(config: Config): Promise<Store> {
+  const { synchronous, poolSize, statementTimeoutMs } = config.db;
+  return openStore(storeLocation(config), { synchronous, poolSize, statementTimeoutMs });
+}
+
 /** Opens the store, migrates it, and listens on `config.server.host:port` (port 0: any free port). */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log);
-  const store = options.store ?? (await openStore(config.db.path, { synchronous: config.db.synchronous }));
+  const store = options.store ?? (await openStoreOf(config));
   await migrate(store);
   // WAL checkpoints in a worker thread, never inside a request's commit.
   const checkpointer = startBackgroundCheckpoints(store, { logger });
@@ -98,7 +108,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     events: fallbackEvents(logger, metrics),
   });
   // A `postgres://` database is shared by every instance (decisions.md §16), a memory limiter is not.
-  const notice = perInstanceLimitNotice(config.limits.store, /^postgres(ql)?:\/\//.test(config.db.path));
+  const notice = perInstanceLimitNotice(config.limits.store, store.sharedByInstances);
   if (notice) logger.log('info', notice);
   const providers: Providers = { ...createProviders(config, logger), ...options.providers };
   if (fixture) providers.mail = fixture.captureMail(providers.mail);

@@ -1,22 +1,38 @@
 /**
- * The `outreach-api` command line as an operator uses it, on a real database file
- * (decisions.md §12): commands run in this process with their output captured (what they print,
- * the exit code), and `serve` as a real process that keeps running and answers HTTP.
+ * The `outreach-api` command line as an operator uses it, on a real store (decisions.md §12): a
+ * SQLite file, or a PostgreSQL database with `OUTREACH_TEST_STORE=postgres`
+ * (test/helpers/stores.ts); commands run in this process with their output captured (what they
+ * print, the exit code), and `serve` as a real process that keeps running and answers HTTP.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { cli, cliProcess, serveProcess } from './helpers/cli.js';
 import { sleep } from './helpers/ports.js';
+import { type FreshStore, freshStore, testStore } from './helpers/stores.js';
 
 describe('outreach-api CLI', () => {
   let dir: string;
   let db: string;
-  before(() => {
+  const stores: FreshStore[] = [];
+  /**
+   * A new database of this process's store, as `--db` takes it: a SQLite file not made yet (the
+   * command makes it), or an empty PostgreSQL database of its own.
+   */
+  const newDatabase = async (name: string) => {
+    if (testStore() === 'sqlite') return join(dir, `${name}.db`);
+    const fresh = await freshStore(mkdtempSync(join(dir, `${name}-`)), 'empty');
+    stores.push(fresh);
+    return fresh.location;
+  };
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-cli-'));
-    db = join(dir, 'cli.db');
+    db = await newDatabase('cli');
+  });
+  after(async () => {
+    for (const fresh of stores) await fresh.dispose();
   });
 
   it('prints help for each command and refuses bad arguments with status 2', async () => {
@@ -170,11 +186,14 @@ describe('outreach-api CLI', () => {
   });
 
   it('serve --demo on a new database seeds it and prints the demo token and a curl line', async () => {
-    const server = await serveProcess(['--db', join(dir, 'demo.db'), 'serve', '--demo', '--port', '0']);
+    const server = await serveProcess(['--db', await newDatabase('demo'), 'serve', '--demo', '--port', '0']);
     try {
       await sleep(200); // the rest of the banner
       const banner = server.stdout();
-      assert.match(banner, /created a new database at .*demo\.db\nloaded the demo data into .*demo\.db/);
+      assert.match(banner, /loaded the demo data into /);
+      // A SQLite file the command made says so; a PostgreSQL database exists before.
+      if (testStore() === 'sqlite')
+        assert.match(banner, /created a new database at .*demo\.db\nloaded the demo data into .*demo\.db/);
       assert.match(banner, /demo token \(every scope\): oapi_demo_/);
       assert.match(banner, /curl -s -H "Authorization: Bearer oapi_demo_/);
       // The settings area (decisions.md §18): where to sign in, with both credentials.

@@ -4,8 +4,16 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, envVariables, loadConfig, requireInboxSettings, requireProviderSettings } from '../src/config.js';
+import {
+  ConfigError,
+  envVariables,
+  loadConfig,
+  requireInboxSettings,
+  requireProviderSettings,
+  storeLocation,
+} from '../src/config.js';
 import { openStore } from '../src/db/connection.js';
+import { sqlGet } from './helpers/sql.js';
 
 describe('config', () => {
   it('has defaults that serve a demo on loopback with the contract limits', () => {
@@ -286,20 +294,55 @@ describe('config', () => {
     );
   });
 
-  it('takes db as a path or as { path, synchronous }, with OUTREACH_API_DB the path and --db over both', () => {
-    assert.deepEqual(loadConfig(fileWith({ db: 'a.db' }), {}).db, { path: 'a.db', synchronous: 'full' });
+  it('takes db as a path or as { path, synchronous }, with OUTREACH_API_DB the path and --db over both', async () => {
+    const db = (path: string, synchronous: 'full' | 'normal') => ({
+      path,
+      url: '',
+      synchronous,
+      poolSize: 10,
+      statementTimeoutMs: 5000,
+    });
+    assert.deepEqual(loadConfig(fileWith({ db: 'a.db' }), {}).db, db('a.db', 'full'));
     const file = fileWith({ db: { path: 'b.db', synchronous: 'normal' } });
-    assert.deepEqual(loadConfig(file, {}).db, { path: 'b.db', synchronous: 'normal' });
-    assert.deepEqual(loadConfig(file, { OUTREACH_API_DB: 'c.db' }).db, { path: 'c.db', synchronous: 'normal' });
-    assert.deepEqual(loadConfig(file, { OUTREACH_API_DB_SYNCHRONOUS: 'full' }, { db: 'd.db' }).db, {
-      path: 'd.db',
-      synchronous: 'full',
-    });
-    assert.deepEqual(loadConfig(fileWith({ db: 'e.db' }), { OUTREACH_API_DB_SYNCHRONOUS: 'normal' }).db, {
-      path: 'e.db',
-      synchronous: 'normal',
-    });
+    assert.deepEqual(loadConfig(file, {}).db, db('b.db', 'normal'));
+    assert.deepEqual(loadConfig(file, { OUTREACH_API_DB: 'c.db' }).db, db('c.db', 'normal'));
+    assert.deepEqual(loadConfig(file, { OUTREACH_API_DB_SYNCHRONOUS: 'full' }, { db: 'd.db' }).db, db('d.db', 'full'));
+    assert.deepEqual(
+      loadConfig(fileWith({ db: 'e.db' }), { OUTREACH_API_DB_SYNCHRONOUS: 'normal' }).db,
+      db('e.db', 'normal'),
+    );
     rejects({ OUTREACH_API_DB_SYNCHRONOUS: 'off' }, /OUTREACH_API_DB_SYNCHRONOUS \(db\.synchronous\)/);
+  });
+
+  it('names a PostgreSQL store by db, db.url, OUTREACH_API_DB_URL, OUTREACH_API_DB or --db, the later source first (decisions.md §16)', () => {
+    const url = 'postgres://outreach@db.internal:5432/outreach';
+    assert.equal(storeLocation(loadConfig(fileWith({ db: url }), {})), url);
+    const withUrl = fileWith({ db: { url, poolSize: 4, statementTimeoutMs: 2000 } });
+    const config = loadConfig(withUrl, {});
+    assert.equal(storeLocation(config), url);
+    assert.equal(config.db.poolSize, 4);
+    assert.equal(config.db.statementTimeoutMs, 2000);
+    assert.equal(storeLocation(loadConfig(undefined, { OUTREACH_API_DB_URL: url })), url);
+    // A later source's db (the environment over the file, a flag over both) names the store.
+    assert.equal(storeLocation(loadConfig(withUrl, { OUTREACH_API_DB: 'local.db' })), 'local.db');
+    assert.equal(storeLocation(loadConfig(withUrl, {}, { db: 'flag.db' })), 'flag.db');
+    assert.equal(storeLocation(loadConfig(undefined, {}, { db: url })), url);
+    rejects({ OUTREACH_API_DB_URL: 'mysql://x/y' }, /OUTREACH_API_DB_URL \(db\.url\): must be a postgres/);
+    rejects({ OUTREACH_API_DB_POOL_SIZE: '0' }, /OUTREACH_API_DB_POOL_SIZE \(db\.poolSize\)/);
+  });
+
+  it('refuses a workers.leaseMs shorter than twice the longest provider timeout, naming both', () => {
+    assert.equal(loadConfig(undefined, {}).workers.leaseMs, 60000);
+    rejects(
+      { OUTREACH_API_WORKERS_LEASE_MS: '59999' },
+      /workers\.leaseMs\): must be at least twice the longest provider timeout \(openai\.timeoutMs 30000 ms\): at least 60000/,
+    );
+    rejects({ OUTREACH_API_SMTP_TIMEOUT_MS: '40000' }, /workers\.leaseMs: .*smtp\.timeoutMs 40000 ms.*at least 80000/);
+    assert.equal(
+      loadConfig(undefined, { OUTREACH_API_SMTP_TIMEOUT_MS: '40000', OUTREACH_API_WORKERS_LEASE_MS: '80000' }).workers
+        .leaseMs,
+      80000,
+    );
   });
 
   it('opens the connection with PRAGMA synchronous FULL by default, NORMAL on request', async () => {
@@ -311,7 +354,7 @@ describe('config', () => {
     ] as const) {
       const store = await openStore(join(dir, 'x.db'), options);
       assert.equal(
-        (store.sqlite.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous,
+        (await sqlGet<{ synchronous: number }>(store, 'PRAGMA synchronous'))!.synchronous,
         expected,
         JSON.stringify(options),
       );

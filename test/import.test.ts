@@ -11,6 +11,10 @@ import { openStore, type Store } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrate.js';
 import { ImportError, importDocument, importFile } from '../src/import/index.js';
 import { hashToken } from '../src/domain/tokens.js';
+import { listLeads } from '../src/repos/leads.js';
+import { listProspects } from '../src/repos/prospects.js';
+import { sqlAll, sqlGet } from './helpers/sql.js';
+import { type FreshStore, freshStore } from './helpers/stores.js';
 
 const SMALL = new URL('./fixtures/small.json', import.meta.url).pathname;
 const NOW = '2026-11-01T12:00:00.000Z';
@@ -44,15 +48,17 @@ describe('import', () => {
   let store: Store;
   let n = 0;
 
-  const counts = () =>
-    Object.fromEntries(
-      TABLES.map((t) => [t, (store.sqlite.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]),
-    );
-  const row = (sql: string, ...params: unknown[]) => store.sqlite.prepare(sql).get(...params) as Record<string, any>;
+  const counts = async () => {
+    const out: Record<string, number> = {};
+    for (const t of TABLES)
+      out[t] = Number(((await sqlGet(store, `SELECT count(*) AS n FROM ${t}`)) as { n: number }).n);
+    return out;
+  };
+  const row = async (sql: string, ...params: unknown[]) => (await sqlGet(store, sql, ...params)) as Record<string, any>;
 
   /** Runs `fn`, expects an ImportError, and checks that the database did not change. */
   async function refused(fn: () => Promise<unknown>): Promise<ImportError> {
-    const before = counts();
+    const before = await counts();
     let caught: unknown;
     try {
       await fn();
@@ -60,20 +66,27 @@ describe('import', () => {
       caught = error;
     }
     assert.ok(caught instanceof ImportError, `expected an ImportError, got ${String(caught)}`);
-    assert.deepEqual(counts(), before, 'a refused import writes nothing');
+    assert.deepEqual(await counts(), before, 'a refused import writes nothing');
     return caught;
   }
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-import-'));
   });
-  beforeEach(async () => {
+  let fresh: FreshStore | undefined;
+  const closeStore = async () => {
     await store?.close();
-    store = await openStore(join(dir, `import-${++n}.db`));
+    await fresh?.dispose();
+  };
+  beforeEach(async () => {
+    await closeStore();
+    // This process's store (test/helpers/stores.ts): an empty, migrated database per test.
+    fresh = await freshStore(mkdtempSync(join(dir, `import-${++n}-`)), 'empty');
+    store = await openStore(fresh.location);
     await migrate(store);
   });
   after(async () => {
-    await store?.close();
+    await closeStore();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -95,7 +108,7 @@ describe('import', () => {
         doc.discoveryJobs!.reduce((k, j) => k + j.queries.length, 0),
       );
       assert.equal(summary.counts.draftMessages, doc.drafts!.length);
-      const c = counts();
+      const c = await counts();
       assert.equal(c.backlinks, doc.backlinks!.length);
       assert.equal(c.backlink_checks, summary.counts.backlinkChecks);
       assert.equal(c.leads, doc.leads!.length);
@@ -105,11 +118,15 @@ describe('import', () => {
     it('fills the parent columns from the parent chain', async () => {
       await importFile(store, SMALL, { nowIso: NOW });
       assert.deepEqual(
-        { ...row("SELECT site_id, project_id FROM contacts WHERE id = 'ct_a1_1'") },
+        { ...(await row("SELECT site_id, project_id FROM contacts WHERE id = 'ct_a1_1'")) },
         { site_id: 'site_a1', project_id: 'prj_a1' },
       );
       assert.deepEqual(
-        { ...row("SELECT site_id, project_id, prospect_id, contact_id, message_id FROM drafts WHERE id = 'drf_a1_1'") },
+        {
+          ...(await row(
+            "SELECT site_id, project_id, prospect_id, contact_id, message_id FROM drafts WHERE id = 'drf_a1_1'",
+          )),
+        },
         {
           site_id: 'site_a1',
           project_id: 'prj_a1',
@@ -118,56 +135,63 @@ describe('import', () => {
           message_id: 'dmsg_a1_1',
         },
       );
-      assert.equal(row("SELECT project_id FROM backlinks WHERE id = 'bl_a3_1'").project_id, 'prj_a2');
-      assert.equal(row("SELECT project_id FROM keywords WHERE id = 'kw_b1_1'").project_id, 'prj_b1');
+      assert.equal((await row("SELECT project_id FROM backlinks WHERE id = 'bl_a3_1'")).project_id, 'prj_a2');
+      assert.equal((await row("SELECT project_id FROM keywords WHERE id = 'kw_b1_1'")).project_id, 'prj_b1');
       assert.equal(
-        row("SELECT provider_thread_id FROM threads WHERE id = 'thr_a1_1'").provider_thread_id,
+        (await row("SELECT provider_thread_id FROM threads WHERE id = 'thr_a1_1'")).provider_thread_id,
         'gmail-thread-a1-1',
       );
-      assert.equal(row("SELECT project_id FROM email_senders WHERE id = 'snd_a1_1'").project_id, 'prj_a1');
+      assert.equal((await row("SELECT project_id FROM email_senders WHERE id = 'snd_a1_1'")).project_id, 'prj_a1');
     });
 
     it('stores date-times in UTC with milliseconds, booleans as 0/1, arrays and objects as JSON', async () => {
       await importFile(store, SMALL, { nowIso: NOW });
       // "2026-03-07T15:00:00+01:00" in the document.
-      assert.equal(row("SELECT sent_at FROM thread_messages WHERE id = 'tm_a1_2'").sent_at, '2026-03-07T14:00:00.000Z');
       assert.equal(
-        row("SELECT last_crawled_at FROM prospects WHERE id = 'prs_a1_1'").last_crawled_at,
+        (await row("SELECT sent_at FROM thread_messages WHERE id = 'tm_a1_2'")).sent_at,
+        '2026-03-07T14:00:00.000Z',
+      );
+      assert.equal(
+        (await row("SELECT last_crawled_at FROM prospects WHERE id = 'prs_a1_1'")).last_crawled_at,
         '2026-03-03T09:30:00.000Z',
       );
-      assert.equal(row("SELECT has_error FROM backlink_checks WHERE id = 'chk_a1_4'").has_error, 1);
-      assert.deepEqual(JSON.parse(row("SELECT observed_rel FROM backlink_checks WHERE id = 'chk_a1_2'").observed_rel), [
-        'nofollow',
-      ]);
+      assert.equal((await row("SELECT has_error FROM backlink_checks WHERE id = 'chk_a1_4'")).has_error, 1);
       assert.deepEqual(
-        JSON.parse(row("SELECT personalization FROM draft_messages WHERE id = 'dmsg_a1_1'").personalization),
+        JSON.parse((await row("SELECT observed_rel FROM backlink_checks WHERE id = 'chk_a1_2'")).observed_rel),
+        ['nofollow'],
+      );
+      assert.deepEqual(
+        JSON.parse((await row("SELECT personalization FROM draft_messages WHERE id = 'dmsg_a1_1'")).personalization),
         {
           firstName: 'Ana',
           article: 'The Best Hiking Boots of 2026',
         },
       );
       assert.equal(
-        row("SELECT cc_emails FROM thread_messages WHERE id = 'tm_a1_2'").cc_emails,
+        (await row("SELECT cc_emails FROM thread_messages WHERE id = 'tm_a1_2'")).cc_emails,
         '["ben@trailblog.example"]',
       );
     });
 
     it('gives left-out fields null, empty or their default, and counts thread messages when counts are left out', async () => {
       await importFile(store, SMALL, { nowIso: NOW });
-      const prospect = row("SELECT * FROM prospects WHERE id = 'prs_b1_1'");
+      const prospect = await row("SELECT * FROM prospects WHERE id = 'prs_b1_1'");
       assert.equal(prospect.title, "A beginner's guide to gravel riding");
       assert.equal(prospect.description, null);
       assert.equal(prospect.relevance_score, null);
       assert.equal(prospect.contact_paths, '[]');
       assert.equal(prospect.match_reasons, '[]');
-      assert.equal(row("SELECT personalization FROM draft_messages WHERE id = 'dmsg_a1_3'").personalization, '{}');
-      assert.equal(row("SELECT plan_expires_at FROM accounts WHERE id = 'acct_b'").plan_expires_at, null);
+      assert.equal(
+        (await row("SELECT personalization FROM draft_messages WHERE id = 'dmsg_a1_3'")).personalization,
+        '{}',
+      );
+      assert.equal((await row("SELECT plan_expires_at FROM accounts WHERE id = 'acct_b'")).plan_expires_at, null);
       // thr_b1_1 gives no counts: they come from its messages.
       assert.deepEqual(
         {
-          ...row(
+          ...(await row(
             "SELECT inbound_count, outbound_count, last_inbound_at, last_outbound_at FROM threads WHERE id = 'thr_b1_1'",
-          ),
+          )),
         },
         {
           inbound_count: 1,
@@ -176,16 +200,16 @@ describe('import', () => {
           last_outbound_at: '2026-03-06T09:00:00.000Z',
         },
       );
-      const message = row("SELECT status, attempts, next_attempt_at FROM thread_messages WHERE id = 'tm_b1_1'");
+      const message = await row("SELECT status, attempts, next_attempt_at FROM thread_messages WHERE id = 'tm_b1_1'");
       assert.deepEqual({ ...message }, { status: 'sent', attempts: 0, next_attempt_at: null });
     });
 
     it('keeps the text of a redacted lead in the store (the API hides it) and the dismissed flag', async () => {
       await importFile(store, SMALL, { nowIso: NOW });
-      const lead = row("SELECT title, body, evidence_quote, redacted FROM leads WHERE id = 'ld_a1_3'");
+      const lead = await row("SELECT title, body, evidence_quote, redacted FROM leads WHERE id = 'ld_a1_3'");
       assert.equal(lead.redacted, 1);
       assert.ok(lead.title && lead.body && lead.evidence_quote);
-      assert.equal(row("SELECT dismissed FROM leads WHERE id = 'ld_a1_4'").dismissed, 1);
+      assert.equal((await row("SELECT dismissed FROM leads WHERE id = 'ld_a1_4'")).dismissed, 1);
     });
 
     it('defaults createdAt/updatedAt to each other, then to the import time', async () => {
@@ -198,10 +222,10 @@ describe('import', () => {
         { nowIso: NOW },
       );
       assert.deepEqual(
-        { ...row("SELECT created_at, updated_at FROM accounts WHERE id = 'acct_x'") },
+        { ...(await row("SELECT created_at, updated_at FROM accounts WHERE id = 'acct_x'")) },
         { created_at: NOW, updated_at: NOW },
       );
-      const project = row("SELECT created_at, updated_at FROM projects WHERE id = 'prj_x'");
+      const project = await row("SELECT created_at, updated_at FROM projects WHERE id = 'prj_x'");
       assert.deepEqual(
         { ...project },
         { created_at: '2026-05-01T00:00:00.000Z', updated_at: '2026-05-01T00:00:00.000Z' },
@@ -234,21 +258,25 @@ describe('import', () => {
         drafts: [{ id: 'drf_new', siteId: 'site_a1', prospectId: 'prs_a1_2', contactId: 'ct_new', status: 'draft' }],
       });
       assert.deepEqual(summary.counts, { contacts: 1, drafts: 1, backlinks: 1 });
-      assert.equal(row("SELECT project_id FROM backlinks WHERE id = 'bl_new'").project_id, 'prj_a1');
-      assert.equal(row("SELECT message_id FROM drafts WHERE id = 'drf_new'").message_id, null);
+      assert.equal((await row("SELECT project_id FROM backlinks WHERE id = 'bl_new'")).project_id, 'prj_a1');
+      assert.equal((await row("SELECT message_id FROM drafts WHERE id = 'drf_new'")).message_id, null);
     });
   });
 
   describe('re-import', () => {
     it('is idempotent: the same document twice leaves the same rows', async () => {
       await importFile(store, SMALL, { nowIso: NOW });
-      const once = counts();
-      const dump = () => store.sqlite.prepare('SELECT * FROM backlink_checks ORDER BY id').all();
-      const checks = dump();
+      const once = await counts();
+      const dump = async () => await sqlAll(store, 'SELECT * FROM backlink_checks ORDER BY id');
+      const checks = await dump();
       await importFile(store, SMALL, { nowIso: NOW });
-      assert.deepEqual(counts(), once);
-      assert.deepEqual(dump(), checks);
-      assert.equal((store.sqlite.prepare('SELECT count(*) AS n FROM leads_fts').get() as { n: number }).n, once.leads);
+      assert.deepEqual(await counts(), once);
+      assert.deepEqual(await dump(), checks);
+      // The search index follows the replaced rows: a search finds each lead once.
+      const handle = small().leads![0]!.authorHandle as string;
+      const found = await listLeads(store.db, { projectId: 'prj_a1', view: 'all', search: handle }, 100, 0);
+      assert.equal(new Set(found.items.map((l) => l.id)).size, found.items.length);
+      assert.ok(found.total >= 1 && found.total === found.items.length);
     });
 
     it('replaces a record and its checks, messages and queries with the document’s', async () => {
@@ -264,24 +292,23 @@ describe('import', () => {
       const draft = doc.drafts!.find((d) => d.id === 'drf_a1_1')!;
       draft.message = { ...draft.message, id: 'dmsg_a1_1_v2', subject: 'A new subject' };
       await importDocument(store, { backlinks: [bl], threads: [thread], discoveryJobs: [job], drafts: [draft] });
-      assert.equal(row("SELECT status FROM backlinks WHERE id = 'bl_a1_1'").status, 'lost');
-      assert.deepEqual(store.sqlite.prepare("SELECT id FROM backlink_checks WHERE backlink_id = 'bl_a1_1'").all(), [
+      assert.equal((await row("SELECT status FROM backlinks WHERE id = 'bl_a1_1'")).status, 'lost');
+      assert.deepEqual(await sqlAll(store, "SELECT id FROM backlink_checks WHERE backlink_id = 'bl_a1_1'"), [
         { id: 'chk_a1_1' },
       ]);
-      assert.deepEqual(store.sqlite.prepare("SELECT id FROM thread_messages WHERE thread_id = 'thr_a1_1'").all(), [
+      assert.deepEqual(await sqlAll(store, "SELECT id FROM thread_messages WHERE thread_id = 'thr_a1_1'"), [
         { id: 'tm_a1_1' },
       ]);
-      assert.equal(row("SELECT count(*) AS n FROM discovery_queries WHERE job_id = 'job_a1_1'").n, 0);
-      assert.deepEqual(
-        store.sqlite.prepare("SELECT id, subject FROM draft_messages WHERE draft_id = 'drf_a1_1'").all(),
-        [{ id: 'dmsg_a1_1_v2', subject: 'A new subject' }],
-      );
-      assert.equal(row("SELECT message_id FROM drafts WHERE id = 'drf_a1_1'").message_id, 'dmsg_a1_1_v2');
+      assert.equal((await row("SELECT count(*) AS n FROM discovery_queries WHERE job_id = 'job_a1_1'")).n, 0);
+      assert.deepEqual(await sqlAll(store, "SELECT id, subject FROM draft_messages WHERE draft_id = 'drf_a1_1'"), [
+        { id: 'dmsg_a1_1_v2', subject: 'A new subject' },
+      ]);
+      assert.equal((await row("SELECT message_id FROM drafts WHERE id = 'drf_a1_1'")).message_id, 'dmsg_a1_1_v2');
     });
 
     it('replaces a parent in place, without deleting the records below it', async () => {
       await importFile(store, SMALL, { nowIso: NOW });
-      const before = counts();
+      const before = await counts();
       const doc = small();
       await importDocument(store, {
         accounts: doc.accounts!.map((a) => ({ ...a, name: `${a.name} (renamed)` })),
@@ -289,13 +316,11 @@ describe('import', () => {
         sites: doc.sites!.map((s) => ({ ...s, name: `${s.name} (renamed)` })),
         prospects: doc.prospects,
       });
-      assert.deepEqual(counts(), before);
-      assert.equal(row("SELECT name FROM sites WHERE id = 'site_a1'").name, 'Acme Blog (renamed)');
-      // The prospect FTS index follows the replaced rows.
-      const hits = store.sqlite
-        .prepare('SELECT count(*) AS n FROM prospects_fts WHERE prospects_fts MATCH \'"hiking boots"\'')
-        .get() as { n: number };
-      assert.equal(hits.n, 1);
+      assert.deepEqual(await counts(), before);
+      assert.equal((await row("SELECT name FROM sites WHERE id = 'site_a1'")).name, 'Acme Blog (renamed)');
+      // The prospect search index follows the replaced rows.
+      const hits = await listProspects(store.db, { projectId: 'prj_a1', search: 'hiking boots' }, 25, 0);
+      assert.equal(hits.total, 1);
     });
   });
 
@@ -325,7 +350,7 @@ describe('import', () => {
         error.message,
         /^discoveryJobs\[0\] \(id "job_a1_1"\): queries\[2\]\.status: Invalid option: expected one of "pending"\|"running"\|"completed"\|"failed"$/,
       );
-      assert.equal(row("SELECT count(*) AS n FROM accounts WHERE id = 'acct_new'").n, 0);
+      assert.equal((await row("SELECT count(*) AS n FROM accounts WHERE id = 'acct_new'")).n, 0);
     });
 
     it('a bad backlink status, named as the contract example', async () => {
@@ -483,7 +508,7 @@ describe('import', () => {
         ),
       );
       assert.match(error.message, /^sites\[0\] \(id "[^"]+"\): colour: unknown field$/);
-      assert.equal(row("SELECT count(*) AS n FROM accounts WHERE id = 'acct_new'").n, 0);
+      assert.equal((await row("SELECT count(*) AS n FROM accounts WHERE id = 'acct_new'")).n, 0);
     });
 
     it('takes an API response back: the objects built from ids are accepted and ignored', async () => {
@@ -532,7 +557,7 @@ describe('import', () => {
       const doc = { tokens: [token(1, { expiresAt: '2027-01-01T00:00:00+01:00' })] };
       await importDocument(store, doc, { nowIso: NOW });
       await importDocument(store, doc, { nowIso: NOW });
-      const rows = store.sqlite.prepare('SELECT * FROM api_tokens').all() as Record<string, unknown>[];
+      const rows = (await sqlAll(store, 'SELECT * FROM api_tokens')) as Record<string, unknown>[];
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.token_hash, hashToken(token(1).token));
       assert.equal(rows[0]!.expires_at, '2026-12-31T23:00:00.000Z');

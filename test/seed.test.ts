@@ -43,6 +43,8 @@ import {
   seedDemo,
 } from '../src/seed/demo.js';
 import { hashToken, isWellFormedToken } from '../src/domain/tokens.js';
+import { sqlAll } from './helpers/sql.js';
+import { type FreshStore, freshStore } from './helpers/stores.js';
 
 const NOW = '2026-11-01T12:00:00.000Z';
 
@@ -50,14 +52,15 @@ describe('demo seed', () => {
   let dir: string;
   let store: Store;
   let summary: Record<string, number>;
-  const all = <T = Record<string, any>>(sql: string, ...params: unknown[]) =>
-    store.sqlite.prepare(sql).all(...params) as T[];
-  const values = (sql: string) => new Set(all<{ v: string }>(sql).map((r) => r.v));
+  const all = <T = Record<string, any>>(sql: string, ...params: unknown[]) => sqlAll<T>(store, sql, ...params);
+  const values = async (sql: string) => new Set((await all<{ v: string }>(sql)).map((r) => r.v));
   const demo = "project_id IN (SELECT id FROM projects WHERE account_id = 'acct_demo')";
 
+  let fresh: FreshStore;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-seed-'));
-    store = await openStore(join(dir, 'demo.db'));
+    fresh = await freshStore(dir, 'empty');
+    store = await openStore(fresh.location);
     await migrate(store);
     const seeded = await seedDemo(store, { nowIso: NOW });
     summary = seeded.summary.counts;
@@ -65,6 +68,7 @@ describe('demo seed', () => {
   });
   after(async () => {
     await store.close();
+    await fresh.dispose();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -111,19 +115,22 @@ describe('demo seed', () => {
   });
 
   it('has the two accounts, their plans and the well-known ids', async () => {
-    const accounts = all('SELECT id, plan, plan_expires_at FROM accounts ORDER BY id');
+    const accounts = await all('SELECT id, plan, plan_expires_at FROM accounts ORDER BY id');
     assert.deepEqual(accounts, [
       { id: DEMO_ACCOUNT_ID, plan: 'pro', plan_expires_at: '2030-01-01T00:00:00.000Z' },
       { id: OTHER_ACCOUNT_ID, plan: 'free', plan_expires_at: null },
     ]);
-    assert.equal(all("SELECT id FROM projects WHERE account_id = 'acct_demo'").length, 3);
-    assert.equal(all("SELECT id FROM projects WHERE account_id = 'acct_other'").length, 1);
-    assert.equal(all('SELECT id FROM sites WHERE id = ? AND project_id = ?', DEMO_SITE_ID, DEMO_PROJECT_ID).length, 1);
+    assert.equal((await all("SELECT id FROM projects WHERE account_id = 'acct_demo'")).length, 3);
+    assert.equal((await all("SELECT id FROM projects WHERE account_id = 'acct_other'")).length, 1);
     assert.equal(
-      all('SELECT id FROM sites WHERE id = ? AND project_id = ?', OTHER_SITE_ID, OTHER_PROJECT_ID).length,
+      (await all('SELECT id FROM sites WHERE id = ? AND project_id = ?', DEMO_SITE_ID, DEMO_PROJECT_ID)).length,
       1,
     );
-    for (const s of all<{ n: number }>('SELECT count(*) AS n FROM sites GROUP BY project_id'))
+    assert.equal(
+      (await all('SELECT id FROM sites WHERE id = ? AND project_id = ?', OTHER_SITE_ID, OTHER_PROJECT_ID)).length,
+      1,
+    );
+    for (const s of await all<{ n: number }>('SELECT count(*) AS n FROM sites GROUP BY project_id'))
       assert.ok(s.n >= 2 && s.n <= 3);
   });
 
@@ -133,9 +140,11 @@ describe('demo seed', () => {
       [OTHER_TOKEN, OTHER_ACCOUNT_ID],
     ] as const) {
       assert.ok(isWellFormedToken(token));
-      const row = all(
-        'SELECT account_id, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = ?',
-        hashToken(token),
+      const row = (
+        await all(
+          'SELECT account_id, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = ?',
+          hashToken(token),
+        )
       )[0];
       assert.deepEqual(row, {
         account_id: account,
@@ -147,75 +156,80 @@ describe('demo seed', () => {
   });
 
   it('holds the sizes the demo promises for acct_demo', async () => {
-    const count = (table: string) => all<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${demo}`)[0]!.n;
-    assert.equal(count('backlinks'), 400);
-    assert.equal(count('prospects'), 153, '150 generated and 3 with magic domains');
-    assert.equal(count('leads'), 200);
-    assert.ok(count('drafts') >= 30);
-    assert.ok(count('threads') >= 20);
-    assert.ok(count('keywords') > 0 && count('blocked_domains') > 0);
-    const checks = all<{ n: number }>('SELECT count(*) AS n FROM backlink_checks GROUP BY backlink_id').map((r) => r.n);
+    const count = async (table: string) =>
+      (await all<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${demo}`))[0]!.n;
+    assert.equal(await count('backlinks'), 400);
+    assert.equal(await count('prospects'), 153, '150 generated and 3 with magic domains');
+    assert.equal(await count('leads'), 200);
+    assert.ok((await count('drafts')) >= 30);
+    assert.ok((await count('threads')) >= 20);
+    assert.ok((await count('keywords')) > 0 && (await count('blocked_domains')) > 0);
+    const checks = (await all<{ n: number }>('SELECT count(*) AS n FROM backlink_checks GROUP BY backlink_id')).map(
+      (r) => r.n,
+    );
     assert.ok(Math.min(...checks) >= 1 && Math.max(...checks) <= 6);
-    const contacts = all<{ n: number }>('SELECT count(*) AS n FROM contacts GROUP BY prospect_id').map((r) => r.n);
+    const contacts = (await all<{ n: number }>('SELECT count(*) AS n FROM contacts GROUP BY prospect_id')).map(
+      (r) => r.n,
+    );
     assert.equal(contacts.length, 171, 'every generated prospect has contacts, and prs_demo_verify');
     assert.ok(Math.min(...contacts) >= 1 && Math.max(...contacts) <= 4);
   });
 
   it('shows every state: statuses, outcomes, classifications, tiers, stages, types and providers', async () => {
-    const expect = (sql: string, list: readonly string[], what: string) =>
-      assert.deepEqual([...values(sql)].sort(), [...list].sort(), what);
-    expect(`SELECT DISTINCT status AS v FROM backlinks WHERE ${demo}`, BACKLINK_STATUSES, 'backlink status');
-    expect(`SELECT DISTINCT status AS v FROM prospects WHERE ${demo}`, PROSPECT_STATUSES, 'prospect status');
-    expect(`SELECT DISTINCT status AS v FROM contacts WHERE ${demo}`, CONTACT_STATUSES, 'contact status');
-    expect(
+    const expect = async (sql: string, list: readonly string[], what: string) =>
+      assert.deepEqual([...(await values(sql))].sort(), [...list].sort(), what);
+    await expect(`SELECT DISTINCT status AS v FROM backlinks WHERE ${demo}`, BACKLINK_STATUSES, 'backlink status');
+    await expect(`SELECT DISTINCT status AS v FROM prospects WHERE ${demo}`, PROSPECT_STATUSES, 'prospect status');
+    await expect(`SELECT DISTINCT status AS v FROM contacts WHERE ${demo}`, CONTACT_STATUSES, 'contact status');
+    await expect(
       `SELECT DISTINCT verification_status AS v FROM contacts WHERE ${demo}`,
       VERIFICATION_STATUSES,
       'verification status',
     );
-    expect(`SELECT DISTINCT status AS v FROM drafts WHERE ${demo}`, DRAFT_STATUSES, 'draft status');
-    expect(`SELECT DISTINCT status AS v FROM threads WHERE ${demo}`, THREAD_STATUSES, 'thread status');
-    expect(`SELECT DISTINCT outcome AS v FROM threads WHERE ${demo}`, THREAD_OUTCOMES, 'thread outcome');
-    expect(
+    await expect(`SELECT DISTINCT status AS v FROM drafts WHERE ${demo}`, DRAFT_STATUSES, 'draft status');
+    await expect(`SELECT DISTINCT status AS v FROM threads WHERE ${demo}`, THREAD_STATUSES, 'thread status');
+    await expect(`SELECT DISTINCT outcome AS v FROM threads WHERE ${demo}`, THREAD_OUTCOMES, 'thread outcome');
+    await expect(
       `SELECT DISTINCT classification AS v FROM threads WHERE ${demo}`,
       THREAD_CLASSIFICATIONS,
       'thread classification',
     );
-    expect(
+    await expect(
       `SELECT DISTINCT provider AS v FROM email_connections WHERE ${demo}`,
       CONNECTION_PROVIDERS,
       'connection provider',
     );
-    expect(
+    await expect(
       `SELECT DISTINCT status AS v FROM email_connections WHERE ${demo}`,
       CONNECTION_STATUSES,
       'connection status',
     );
-    expect(`SELECT DISTINCT status AS v FROM email_senders WHERE ${demo}`, SENDER_STATUSES, 'sender status');
-    expect(`SELECT DISTINCT type AS v FROM discovery_jobs WHERE ${demo}`, JOB_TYPES, 'job type');
-    expect(`SELECT DISTINCT status AS v FROM discovery_jobs WHERE ${demo}`, JOB_STATUSES, 'job status');
-    expect(
+    await expect(`SELECT DISTINCT status AS v FROM email_senders WHERE ${demo}`, SENDER_STATUSES, 'sender status');
+    await expect(`SELECT DISTINCT type AS v FROM discovery_jobs WHERE ${demo}`, JOB_TYPES, 'job type');
+    await expect(`SELECT DISTINCT status AS v FROM discovery_jobs WHERE ${demo}`, JOB_STATUSES, 'job status');
+    await expect(
       `SELECT DISTINCT q.status AS v FROM discovery_queries q JOIN discovery_jobs j ON j.id = q.job_id WHERE j.${demo}`,
       QUERY_STATUSES,
       'query status',
     );
-    expect(`SELECT DISTINCT tier AS v FROM leads WHERE ${demo}`, LEAD_TIERS, 'lead tier');
-    expect(`SELECT DISTINCT stage AS v FROM leads WHERE ${demo}`, LEAD_STAGES, 'lead stage');
-    expect(`SELECT DISTINCT lead_type AS v FROM leads WHERE ${demo}`, LEAD_TYPES, 'lead type');
-    assert.ok(values(`SELECT DISTINCT platform AS v FROM leads WHERE ${demo}`).size >= 3, 'several platforms');
-    assert.deepEqual([...values('SELECT DISTINCT direction AS v FROM thread_messages')].sort(), [
+    await expect(`SELECT DISTINCT tier AS v FROM leads WHERE ${demo}`, LEAD_TIERS, 'lead tier');
+    await expect(`SELECT DISTINCT stage AS v FROM leads WHERE ${demo}`, LEAD_STAGES, 'lead stage');
+    await expect(`SELECT DISTINCT lead_type AS v FROM leads WHERE ${demo}`, LEAD_TYPES, 'lead type');
+    assert.ok((await values(`SELECT DISTINCT platform AS v FROM leads WHERE ${demo}`)).size >= 3, 'several platforms');
+    assert.deepEqual([...(await values('SELECT DISTINCT direction AS v FROM thread_messages'))].sort(), [
       'inbound',
       'outbound',
     ]);
   });
 
   it('has redacted leads with their text in the store, dismissed leads, and checks with errors', async () => {
-    const redacted = all(`SELECT title, body, evidence_quote FROM leads WHERE redacted = 1 AND ${demo}`);
+    const redacted = await all(`SELECT title, body, evidence_quote FROM leads WHERE redacted = 1 AND ${demo}`);
     assert.ok(redacted.length > 0);
     for (const lead of redacted) assert.ok(lead.title && lead.body && lead.evidence_quote);
-    assert.ok(all(`SELECT id FROM leads WHERE dismissed = 1 AND ${demo}`).length > 0);
-    assert.ok(all('SELECT id FROM backlink_checks WHERE has_error = 1').length > 0);
+    assert.ok((await all(`SELECT id FROM leads WHERE dismissed = 1 AND ${demo}`)).length > 0);
+    assert.ok((await all('SELECT id FROM backlink_checks WHERE has_error = 1')).length > 0);
     // Some backlinks whose newest check failed, some whose newest is fine.
-    const newest = all<{ has_error: number }>(
+    const newest = await all<{ has_error: number }>(
       'SELECT c.has_error FROM backlink_checks c WHERE c.checked_at = (SELECT max(checked_at) FROM backlink_checks WHERE backlink_id = c.backlink_id)',
     );
     assert.ok(newest.some((c) => c.has_error === 1) && newest.some((c) => c.has_error === 0));
@@ -223,21 +237,21 @@ describe('demo seed', () => {
 
   it('gives every site with threads an active sender, and every draft and thread one prospect–contact chain', async () => {
     assert.deepEqual(
-      all(
+      await all(
         "SELECT id FROM threads t WHERE NOT EXISTS (SELECT 1 FROM email_senders s WHERE s.site_id = t.site_id AND s.status = 'active')",
       ),
       [],
     );
     for (const table of ['drafts', 'threads']) {
       assert.deepEqual(
-        all(
+        await all(
           `SELECT x.id FROM ${table} x JOIN contacts c ON c.id = x.contact_id WHERE c.prospect_id <> x.prospect_id OR c.site_id <> x.site_id`,
         ),
         [],
       );
     }
     assert.deepEqual(
-      all(
+      await all(
         'SELECT s.id FROM email_senders s JOIN email_connections c ON c.id = s.connection_id WHERE c.site_id <> s.site_id',
       ),
       [],
@@ -245,9 +259,11 @@ describe('demo seed', () => {
   });
 
   it('uses reserved test domains only', async () => {
-    const hosts = all<{ v: string }>(
-      `SELECT domain AS v FROM sites UNION SELECT domain FROM prospects UNION SELECT url FROM prospects UNION SELECT source_url FROM backlinks
+    const hosts = (
+      await all<{ v: string }>(
+        `SELECT domain AS v FROM sites UNION SELECT domain FROM prospects UNION SELECT url FROM prospects UNION SELECT source_url FROM backlinks
        UNION SELECT target_url FROM backlinks UNION SELECT permalink FROM leads UNION SELECT email FROM contacts UNION SELECT email FROM email_senders`,
+      )
     ).map((r) => (r.v.includes('://') ? new URL(r.v).hostname : r.v.split('@').pop()!));
     for (const host of hosts) assert.match(host, /\.(test|example)$/, host);
   });
@@ -263,9 +279,13 @@ describe('demo seed', () => {
       'api_tokens',
       'leads',
     ];
-    const count = () => tables.map((t) => all<{ n: number }>(`SELECT count(*) AS n FROM ${t}`)[0]!.n);
-    const before = count();
+    const count = async () => {
+      const out: number[] = [];
+      for (const t of tables) out.push((await all<{ n: number }>(`SELECT count(*) AS n FROM ${t}`))[0]!.n);
+      return out;
+    };
+    const before = await count();
     await seedDemo(store, { nowIso: NOW });
-    assert.deepEqual(count(), before);
+    assert.deepEqual(await count(), before);
   });
 });

@@ -13,10 +13,10 @@ import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
-import type { Config } from '../config.js';
+import { storeLocation, type Config } from '../config.js';
 import type { CliIo } from './io.js';
-import { openStore } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
+import { openStoreOf } from '../server.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
 import { unknownScopeIds, type BacklinkScope } from '../repos/backlink-checks.js';
@@ -66,8 +66,8 @@ export function registerBacklinksCommand(
     .option('--all', 'every non-closed backlink in scope, not only the due ones')
     .action(async (options: CheckOptions, command: Command) => {
       const config = configOf(command);
-      prepareDatabaseFile(config.db.path, { create: false }); // no database there: refused, none created
-      const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
+      prepareDatabaseFile(storeLocation(config), { create: false }); // no database there: refused, none created
+      const store = await openStoreOf(config);
       const controller = new AbortController();
       const interrupt = () => controller.abort();
       process.once('SIGINT', interrupt);

@@ -4,11 +4,12 @@
  * server on the copy (`serve --db FILE`).
  */
 import type { Command } from 'commander';
-import type { Config } from '../config.js';
+import { storeLocation, type Config } from '../config.js';
 import type { CliIo } from './io.js';
 import { backupTo } from '../db/backup.js';
-import { openStore } from '../db/connection.js';
+import { describeLocation, isPostgresUrl } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
+import { openStoreOf } from '../server.js';
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 
@@ -32,12 +33,18 @@ export function registerBackupCommand(
     .argument('<file>', 'the copy to write (must not exist)')
     .action(async (file: string, _options: unknown, command: Command) => {
       const config = configOf(command);
-      prepareDatabaseFile(config.db.path, { create: false }); // no database there: refused, none created
-      const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
+      const location = storeLocation(config);
+      if (isPostgresUrl(location))
+        throw fail(
+          `backup copies a SQLite database; ${describeLocation(location)} is PostgreSQL: back it up with pg_dump (e.g. pg_dump --format=custom --file=${file} <database>)`,
+        );
+      prepareDatabaseFile(location, { create: false }); // no database there: refused, none created
+      const store = await openStoreOf(config);
       try {
+        if (store.dialect !== 'sqlite') throw fail('backup copies a SQLite database');
         const { bytes, durationMs } = await backupTo(store, file);
         io.stdout.write(
-          `backed up ${config.db.path} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`,
+          `backed up ${location} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`,
         );
       } catch (error) {
         throw fail((error as Error).message);

@@ -6,8 +6,8 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Readable } from 'node:stream';
 import { systemClock, isoAt } from '../domain/clock.js';
-import { loadConfig, requireInboxSettings, requireProviderSettings, type Config } from '../config.js';
-import { openStore, type Store } from '../db/connection.js';
+import { loadConfig, requireInboxSettings, requireProviderSettings, storeLocation, type Config } from '../config.js';
+import { describeLocation, isPostgresUrl, type Store, withoutPasswords } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
@@ -25,7 +25,7 @@ import {
   tokenState,
 } from '../repos/tokens.js';
 import { otherSignInAccountWithEmailOf, passwordHashOf, setAccountPassword } from '../repos/sessions.js';
-import { startServer } from '../server.js';
+import { openStoreOf, startServer } from '../server.js';
 import { PLANS } from '../domain/enums.js';
 import { VERSION } from '../version.js';
 import { registerBacklinksCommand } from './backlinks.js';
@@ -55,8 +55,9 @@ function configOf(command: Command, io: CliIo, overrides: Record<string, unknown
  * (`prepareDatabaseFile`, issue #21).
  */
 async function openDatabase(config: Config, print: (line: string) => void, create: boolean): Promise<Store> {
-  if (prepareDatabaseFile(config.db.path, { create })) print(`created a new database at ${config.db.path}`);
-  return openStore(config.db.path, { synchronous: config.db.synchronous });
+  const location = storeLocation(config);
+  if (prepareDatabaseFile(location, { create })) print(`created a new database at ${location}`);
+  return openStoreOf(config);
 }
 
 /** Runs `fn` on the migrated store of an existing database (`open` to let it create one), then closes it. */
@@ -125,7 +126,10 @@ export function buildCli(io: CliIo = processIo()): Command {
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .description('Self-hosted Scoped Outreach, Prospecting and Backlink REST API v1')
     .version(VERSION, '-v, --version')
-    .option('--db <path>', `SQLite database file (default ./data/outreach.db; env ${envOf('db.path')})`)
+    .option(
+      '--db <path|url>',
+      `SQLite database file, or a postgres:// URL (password from the URL or PGPASSWORD) (default ./data/outreach.db; env ${envOf('db.path')})`,
+    )
     .option('--config <path>', 'configuration file (default ./config.json when present)')
     .configureHelp(HELP_CONFIGURATION)
     .showHelpAfterError('(add --help for usage)')
@@ -170,7 +174,14 @@ export function buildCli(io: CliIo = processIo()): Command {
         // Arguments that do not go together are bad arguments: status 2, as commander's own refusals.
         if (options.seed !== undefined && !config.fixture.enabled)
           command.error('outreach-api: --seed needs --fixture', { exitCode: 2 });
-        if (config.db.path === ':memory:' && !options.import && !options.demo)
+        const location = storeLocation(config);
+        const shown = describeLocation(location);
+        if (config.fixture.enabled && isPostgresUrl(location))
+          command.error(
+            `outreach-api: --fixture needs a SQLite database (a file, or --db :memory:): its reset puts a SQLite file back; ${shown} is PostgreSQL`,
+            { exitCode: 2 },
+          );
+        if (location === ':memory:' && !options.import && !options.demo)
           command.error(
             'outreach-api: --db :memory: needs --demo or --import: an empty in-memory database has no account to serve',
             { exitCode: 2 },
@@ -190,8 +201,8 @@ export function buildCli(io: CliIo = processIo()): Command {
           const { DEMO_TOKEN, seedDemo } = await import('../seed/demo.js');
           if (!(await accountExists(store.db))) {
             await seedDemo(store);
-            print(`loaded the demo data into ${config.db.path}`);
-          } else print(`Using the existing database ${config.db.path}.`);
+            print(`loaded the demo data into ${shown}`);
+          } else print(`Using the existing database ${shown}.`);
           // Promise the demo token only where it works: present, not revoked, not expired.
           const found = await cachedTokenLookup(store.db)(DEMO_TOKEN);
           if (found && !found.revoked && (found.expiresAtMs === null || found.expiresAtMs > systemClock.now()))
@@ -209,7 +220,7 @@ export function buildCli(io: CliIo = processIo()): Command {
               }.`,
             );
             print(
-              `Make a token with: outreach-api --db ${config.db.path} tokens create --account <accountId> --name <name> --scopes all`,
+              `Make a token with: outreach-api --db ${shown} tokens create --account <accountId> --name <name> --scopes all`,
             );
           }
         }
@@ -227,7 +238,7 @@ export function buildCli(io: CliIo = processIo()): Command {
         }
         // A database with no account serves nobody: say how the first account and token are made.
         if (!options.demo && !(await accountExists(store.db)))
-          for (const line of firstAccountHint(config.db.path)) print(line);
+          for (const line of firstAccountHint(describeLocation(storeLocation(config)))) print(line);
         const server = await startServer({ config, store, logger });
         const base = `${server.origin}/api/public/v1`;
         print(`outreach-api ${VERSION} listening on ${server.origin}`);
@@ -287,13 +298,10 @@ export function buildCli(io: CliIo = processIo()): Command {
     .action(async (_options: unknown, command: Command) => {
       const config = configOf(command, io);
       const store = await openDatabase(config, print, true);
+      const shown = describeLocation(store.location);
       try {
         const applied = await migrate(store);
-        print(
-          applied.length
-            ? `applied migrations ${applied.join(', ')} to ${config.db.path}`
-            : `${config.db.path} is up to date`,
-        );
+        print(applied.length ? `applied migrations ${applied.join(', ')} to ${shown}` : `${shown} is up to date`);
       } finally {
         await store.close();
       }
@@ -333,7 +341,7 @@ export function buildCli(io: CliIo = processIo()): Command {
         config,
         async (store) => {
           await seedDemo(store);
-          print(`seeded the demo data into ${config.db.path}`);
+          print(`seeded the demo data into ${store.location}`);
           print(`demo token (every scope): ${DEMO_TOKEN}`);
         },
         { create: true, print },
@@ -540,7 +548,8 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     // Anything else (a CliError, a bad configuration, token or import, the database): one line, no stack.
-    io.stderr.write(`outreach-api: ${(error as Error).message ?? String(error)}\n`);
+    // A message never carries a database password, whatever quoted the location (decisions.md §16).
+    io.stderr.write(`outreach-api: ${withoutPasswords((error as Error).message ?? String(error))}\n`);
     return 1;
   }
 }

@@ -81,13 +81,14 @@ function addonFile(): string | null {
 /**
  * Moves `store`'s WAL checkpoints to a worker thread (see the module comment). Each checkpoint
  * that copied pages is logged at `debug` with its duration; `stop()` logs a summary at `info`.
- * @returns null when the store cannot have one (Deno, `:memory:`, addon not found): its automatic
- * checkpoint is left on.
+ * @returns null when the store cannot have one (PostgreSQL, Deno, `:memory:`, addon not found):
+ * a SQLite store's automatic checkpoint is left on.
  */
 export function startBackgroundCheckpoints(
   store: Store,
   options: { logger: Logger; intervalMs?: number },
 ): Checkpointer | null {
+  if (store.dialect !== 'sqlite') return null;
   const file = addonFile();
   if (file === null || store.path === ':memory:' || store.path === '') return null;
   const { logger } = options;

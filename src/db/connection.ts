@@ -2,17 +2,23 @@
  * Opening the store: the one entry point (`openStore`) for every command and the server. The
  * store's shape and its transactions are in `./store.ts`; SQLite's connection in `./sqlite.ts`.
  */
+import { isPostgresUrl } from './location.js';
+import { openPostgresStore } from './postgres.js';
 import { openSqliteStore } from './sqlite.js';
 import type { OpenOptions, Store } from './store.js';
 
 export type { OpenOptions, Store, TracedQuery } from './store.js';
 export { inTransaction, storeOf } from './store.js';
+export { describeLocation, isPostgresUrl, withoutPasswords } from './location.js';
 
 /**
- * Opens the store at `location`: a SQLite file's path (created, with its directory, when missing),
- * or `:memory:`. Does not migrate: see `migrate()`.
- * @throws when the file cannot be opened or is not a SQLite database.
+ * Opens the store at `location` (decisions.md §16): a `postgres://` or `postgresql://` URL opens
+ * a pool on that PostgreSQL database (no connection is made before the first statement);
+ * anything else is a SQLite file's path (created, with its directory, when missing) or
+ * `:memory:`. Does not migrate: see `migrate()`.
+ * @throws when the SQLite file cannot be opened or is not a SQLite database.
  */
 export async function openStore(location: string, options: OpenOptions = {}): Promise<Store> {
+  if (isPostgresUrl(location)) return openPostgresStore(location, options);
   return openSqliteStore(location, options);
 }

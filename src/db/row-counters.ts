@@ -1,13 +1,13 @@
 /**
- * The row counters of `row_counts` (sql/0003_row_counts.sql), as the store keeps them: the
+ * The row counters of `row_counts` (sql/sqlite/0003_row_counts.sql), as the store keeps them: the
  * counted tables, the statements that rebuild a table's counters from its rows, and the pause of
  * the counting triggers during a bulk load. Reading the counters is `src/repos/row-counts.ts`'s.
  */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { loadMigrations } from './migrate.js';
 import type { Database } from './schema.js';
 import type { SqliteHandle } from './sqlite-handle.js';
-import { sqliteOf } from './store.js';
+import { dialectOf, sqliteOf } from './store.js';
 
 /** The tables whose list totals come from `row_counts`. */
 export const COUNTED_TABLES = [
@@ -26,13 +26,13 @@ export const COUNTED_TABLES = [
 ] as const;
 export type CountedTable = (typeof COUNTED_TABLES)[number];
 
-/** The migration that creates `row_counts` and backfills it (sql/0003_row_counts.sql). */
+/** The migration that creates `row_counts` and backfills it (sql/sqlite/0003_row_counts.sql). */
 const ROW_COUNTS_MIGRATION = 3;
 
 let backfill: Record<CountedTable, string> | undefined;
 
 /**
- * The backfill statements of sql/0003_row_counts.sql, by counted table: the one definition of
+ * The backfill statements of sql/sqlite/0003_row_counts.sql, by counted table: the one definition of
  * how a table's counters follow from its rows. The recount of a bulk import runs these very
  * statements, read from the migration (embedded in the executable like every migration); the
  * migration is frozen once shipped, so the two cannot drift apart.
@@ -51,11 +51,11 @@ export function backfillStatements(): Readonly<Record<CountedTable, string>> {
     .map((s) => s.trim())
     .filter(Boolean)) {
     const tbl = /^INSERT INTO row_counts \(tbl, scope, key, n\)\s+SELECT '(\w+)'/.exec(statement)?.[1];
-    if (!tbl) throw new Error(`sql/0003_row_counts.sql: not a backfill statement: ${statement.slice(0, 60)}`);
+    if (!tbl) throw new Error(`sql/sqlite/0003_row_counts.sql: not a backfill statement: ${statement.slice(0, 60)}`);
     byTable.set(tbl, [...(byTable.get(tbl) ?? []), `${statement};`]);
   }
   const missing = COUNTED_TABLES.filter((tbl) => !byTable.has(tbl));
-  if (missing.length > 0) throw new Error(`sql/0003_row_counts.sql has no backfill for ${missing.join(', ')}`);
+  if (missing.length > 0) throw new Error(`sql/sqlite/0003_row_counts.sql has no backfill for ${missing.join(', ')}`);
   backfill = Object.fromEntries(COUNTED_TABLES.map((tbl) => [tbl, byTable.get(tbl)!.join('\n')])) as Record<
     CountedTable,
     string
@@ -74,8 +74,15 @@ function recountTable(sqlite: SqliteHandle, tbl: CountedTable): void {
 }
 
 /**
- * Stops counting `tables` for the rest of the current transaction, for a bulk load: drops their
- * counting triggers (`<table>_count_insert|delete|update`). A table with a trigger pays for a
+ * Stops counting `tables` for the rest of the current transaction `trx`, for a bulk load, and
+ * resolves with `resume`, to call before that transaction commits: it recounts each table from
+ * its rows and counts on. A rollback (a refused import) undoes both.
+ *
+ * PostgreSQL: `pause_row_counts` and `resume_row_counts` of sql/postgres/0003_row_counts.sql
+ * (the tables locked against other writers until the commit; their search indexes' entries
+ * merged at the resume).
+ *
+ * SQLite: drops their counting triggers (`<table>_count_insert|delete|update`). A table with a trigger pays for a
  * statement journal on every write, even when the trigger does nothing, so only dropping them
  * makes a bulk load as fast as it was without counters.
  *
@@ -90,6 +97,13 @@ export async function pauseRowCounts(
   tables: readonly CountedTable[],
 ): Promise<() => Promise<void>> {
   if (tables.length === 0) return async () => {};
+  if (dialectOf(trx) === 'postgres') {
+    const list = sql`ARRAY[${sql.join([...tables])}]::text[]`;
+    await sql`SELECT pause_row_counts(${list})`.execute(trx);
+    return async () => {
+      await sql`SELECT resume_row_counts(${list})`.execute(trx);
+    };
+  }
   const sqlite = sqliteOf(trx);
   const triggers = sqlite
     .prepare(

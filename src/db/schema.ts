@@ -1,5 +1,5 @@
 /**
- * Kysely types of the SQLite store; one interface per table of `sql/0001_init.sql`.
+ * Kysely types of the SQLite store; one interface per table of `sql/sqlite/0001_init.sql`.
  *
  * Column names are the SQL ones (snake_case); mappers in `src/repos/*` turn rows into the
  * contract's camelCase shapes. Date-times are ISO 8601 UTC strings with milliseconds,
@@ -222,7 +222,7 @@ export interface ThreadMessagesTable {
   /**
    * An inbound message's Message-ID as received (`<…>`), or `hash:` + the hex SHA-256 of its
    * From, Date, Subject and body when it has none; NULL for outbound and imported messages
-   * (decisions.md §17; unique per thread, sql/0006_inbox.sql).
+   * (decisions.md §17; unique per thread, sql/*/0006_inbox.sql).
    */
   inbound_message_id: string | null;
 }
@@ -279,7 +279,7 @@ export interface DiscoveryJobsTable {
   updated_at: string;
 }
 
-/** A `contact_discovery` job accepted through the API, which the discovery worker runs (sql/0002). */
+/** A `contact_discovery` job accepted through the API, which the discovery worker runs (sql/sqlite/0002_contact_discovery_work.sql). */
 export interface ContactDiscoveryWorkTable {
   job_id: string;
   prospect_id: string;
@@ -370,7 +370,7 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
-/** An account's password (sql/0005): only its scrypt hash, never selected with the account. */
+/** An account's password (0005_settings_area.sql of sql/sqlite/ and sql/postgres/): only its scrypt hash, never selected with the account. */
 export interface AccountPasswordsTable {
   account_id: string;
   /** `scrypt$ln=…,r=…,p=…$<salt>$<key>` (src/domain/passwords.ts). */
@@ -416,6 +416,17 @@ export interface InboxLeasesTable {
   expires_at: string;
 }
 
+/**
+ * The list totals' counters (0003_row_counts.sql of sql/sqlite/ and sql/postgres/), kept by triggers: read by
+ * `src/repos/row-counts.ts`, never written from TypeScript.
+ */
+export interface RowCountsTable {
+  tbl: string;
+  scope: string;
+  key: string;
+  n: number;
+}
+
 /** FTS5 index tables: only `rowid` and MATCH are used from TypeScript. */
 export interface FtsTable {
   rowid: number;
@@ -450,6 +461,7 @@ export interface Database {
   sign_in_failures: SignInFailuresTable;
   inbox_mailboxes: InboxMailboxesTable;
   inbox_leases: InboxLeasesTable;
+  row_counts: RowCountsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

@@ -25,6 +25,7 @@ import {
   SqliteDialect,
   type SqliteDatabase,
 } from 'kysely';
+import { noteStoreFailure } from './failures.js';
 import { type DirectResult, type DirectRunner, type OpenOptions, registerDb, type SqliteStore } from './store.js';
 import type { Database } from './schema.js';
 import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
@@ -90,7 +91,11 @@ class StatementCache {
   private readonly statements = new Map<string, CachedStatement>();
   private closed = false;
 
-  constructor(readonly sqlite: SqliteHandle) {}
+  /** @param failed sees every error a statement threw (before it is rethrown). */
+  constructor(
+    readonly sqlite: SqliteHandle,
+    private readonly failed: (error: unknown) => void,
+  ) {}
 
   /** Closes the connection; a second call does nothing. */
   close(): void {
@@ -112,10 +117,25 @@ class StatementCache {
   }
 
   /** Runs `sql` with `parameters` now: its rows, or the rows it changed. */
-  run(sql: string, parameters: readonly unknown[]): DirectResult {
-    const statement = this.prepare(sql);
-    if (statement.reader) return { rows: statement.all(parameters), changes: 0 };
-    return { rows: [], changes: Number(statement.run(parameters).changes) };
+  run(sql: string, parameters: readonly unknown[]): DirectResult & { reader: boolean } {
+    try {
+      const statement = this.prepare(sql);
+      if (statement.reader) return { rows: statement.all(parameters), changes: 0, reader: true };
+      return { rows: [], changes: Number(statement.run(parameters).changes), reader: false };
+    } catch (error) {
+      this.failed(error);
+      throw error;
+    }
+  }
+
+  /** Runs `sql` (statements without parameters) now. */
+  exec(sql: string): void {
+    try {
+      this.sqlite.exec(sql);
+    } catch (error) {
+      this.failed(error);
+      throw error;
+    }
   }
 }
 
@@ -124,12 +144,8 @@ class Connection implements DatabaseConnection {
   constructor(private readonly statements: StatementCache) {}
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const { rows, changes } = this.statements.run(compiled.sql, compiled.parameters);
-    return Promise.resolve(
-      this.statements.prepare(compiled.sql).reader
-        ? { rows: rows as R[] }
-        : { rows: [], numAffectedRows: BigInt(changes) },
-    );
+    const { rows, changes, reader } = this.statements.run(compiled.sql, compiled.parameters);
+    return Promise.resolve(reader ? { rows: rows as R[] } : { rows: [], numAffectedRows: BigInt(changes) });
   }
 
   // biome-ignore lint/correctness/useYield: the store never streams; kysely requires the method.
@@ -146,7 +162,7 @@ class LockedDriver implements Driver {
   constructor(
     private readonly connection: Connection,
     private readonly lock: ConnectionLock,
-    private readonly sqlite: SqliteHandle,
+    private readonly statements: StatementCache,
   ) {}
 
   async init(): Promise<void> {}
@@ -157,17 +173,17 @@ class LockedDriver implements Driver {
   }
 
   async beginTransaction(): Promise<void> {
-    this.sqlite.exec('BEGIN IMMEDIATE');
+    this.statements.exec('BEGIN IMMEDIATE');
   }
 
   async commitTransaction(): Promise<void> {
-    this.sqlite.exec('COMMIT');
+    this.statements.exec('COMMIT');
   }
 
   async rollbackTransaction(): Promise<void> {
     // A failed COMMIT (a full disk, an I/O error) may have ended the transaction already.
     try {
-      this.sqlite.exec('ROLLBACK');
+      this.statements.exec('ROLLBACK');
     } catch (error) {
       if (!/no transaction is active/i.test((error as Error).message)) throw error;
     }
@@ -208,9 +224,9 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
   // Statement journals (which the row_counts triggers make every write keep) stay in memory.
   sqlite.exec('PRAGMA temp_store = MEMORY');
   registerSqlFunctions(sqlite);
-  const statements = new StatementCache(sqlite);
+  const statements = new StatementCache(sqlite, (error) => noteStoreFailure(store, error));
   const lock = new ConnectionLock();
-  const driver = new LockedDriver(new Connection(statements), lock, sqlite);
+  const driver = new LockedDriver(new Connection(statements), lock, statements);
   const dialect = new LockedDialect(driver);
   const db = new Kysely<Database>({ dialect });
 
@@ -232,6 +248,19 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
     sqlite,
     path,
     location: path,
+    sharedByInstances: false,
+    health: { downSince: null },
+    async checkFile() {
+      if (path === ':memory:' || path === '') return;
+      const check = await openRaw(path, options);
+      try {
+        check.exec('PRAGMA busy_timeout = 1000');
+        check.prepare('SELECT count(*) FROM sqlite_master').get();
+        check.prepare('SELECT MAX(version) FROM schema_migrations').get();
+      } finally {
+        check.close();
+      }
+    },
     changeStamp() {
       // Two statements, not one `SELECT … FROM pragma_data_version`: the table-valued pragma costs
       // twice the plain one (6.3 against 3.2 µs measured per call), and this runs on every request.
@@ -250,7 +279,13 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
       const reporting = (runner: DirectRunner): DirectRunner => ({
         sqlite,
         run(sql, parameters) {
-          const result = runner.run(sql, parameters);
+          let result: DirectResult | undefined;
+          try {
+            result = runner.run(sql, parameters);
+          } catch (error) {
+            hook({ sql, parameters });
+            throw error;
+          }
           if (result) hook({ sql, parameters });
           return result;
         },

@@ -5,6 +5,7 @@
  * here (`storeOf`), so repositories take the builder alone, or a transaction of it.
  */
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
 import type { Database } from './schema.js';
 import type { SqliteHandle } from './sqlite-handle.js';
 
@@ -51,7 +52,19 @@ interface StoreBase {
   onReset(listener: () => void): void;
   /** Runs the `onReset` listeners; called by whoever put the data back. */
   emitReset(): void;
+  /**
+   * Whether other instances may use the same data at once (PostgreSQL): work left in flight at
+   * start may be another live instance's, and in-process caches cannot be kept true.
+   */
+  readonly sharedByInstances: boolean;
+  /** Whether the store can serve (`./failures.ts`): `downSince` (ms since the epoch) is set while it cannot. */
+  readonly health: StoreHealth;
   close(): Promise<void>;
+}
+
+/** See `StoreBase.health`. */
+export interface StoreHealth {
+  downSince: number | null;
 }
 
 /** A SQLite file (or `:memory:`) on one connection: see `./sqlite.ts`. */
@@ -67,11 +80,37 @@ export interface SqliteStore extends StoreBase {
   readonly sqlite: SqliteHandle;
   /** Runs `fn` while holding the connection (no query or transaction of the store runs meanwhile). */
   exclusive<T>(fn: (sqlite: SqliteHandle) => T): Promise<T>;
+  /**
+   * Reads the file itself, not this connection's page cache: a second connection opened for the
+   * check reads the schema and the newest migration, and closes.
+   * @throws when the file cannot be read (damaged, missing, not a database).
+   */
+  checkFile(): Promise<void>;
 }
 
-export type Store = SqliteStore;
+/** A PostgreSQL database through a pool of connections: see `./postgres.ts`. */
+export interface PostgresStore extends StoreBase {
+  readonly dialect: 'postgres';
+  /** The pool, for `db/`'s PostgreSQL-only pieces. */
+  readonly pool: pg.Pool;
+  /**
+   * A connection of its own, outside the pool and without a statement time limit (migrations, a
+   * session advisory lock); the caller ends it.
+   */
+  connectAlone(): Promise<pg.Client>;
+}
 
-export interface OpenOptions {
+export type Store = SqliteStore | PostgresStore;
+
+/** How to open a PostgreSQL store (`db.*` settings, decisions.md §16). */
+export interface PostgresOptions {
+  /** Connections of this instance at most (default 10). */
+  poolSize?: number;
+  /** A statement's time limit, ms (default 5000): the server cancels it, the client gives up a second later. */
+  statementTimeoutMs?: number;
+}
+
+export interface OpenOptions extends PostgresOptions {
   /** Busy timeout in ms (default 5000). */
   busyTimeoutMs?: number;
   /** A pre-loaded better-sqlite3 native addon (used by the single executable). */
@@ -129,22 +168,41 @@ export function storeOf(db: Kysely<Database>): Store {
   return context.store;
 }
 
+/** Times a transaction is run again after PostgreSQL aborted it for a deadlock or a serialization failure. */
+const RETRIES = 3;
+
 /**
  * Runs `fn` in a transaction of `db`'s store and resolves with what it resolves with; rolls back
  * and rethrows whatever it throws. When `db` is already a transaction, `fn` runs in it (no nested
- * BEGIN), so repository functions compose by passing the transaction down. On SQLite the
- * transaction begins `IMMEDIATE` (the write lock at once) and holds the one connection until it
- * ends: code inside must use `trx`, never the store's own builder, which would wait for the
- * transaction to end (and so never run).
+ * BEGIN), so repository functions compose by passing the transaction down.
+ * - SQLite: the transaction begins `IMMEDIATE` (the write lock at once) and holds the one
+ *   connection until it ends: code inside must use `trx`, never the store's own builder, which
+ *   would wait for the transaction to end (and so never run).
+ * - PostgreSQL (READ COMMITTED): a transaction aborted for a deadlock (40P01, possible between
+ *   writers of several statements over the row counters, sql/postgres/0003_row_counts.sql) or a
+ *   serialization failure (40001) is run again, up to 3 times: `fn` must do nothing outside the
+ *   database that a second run would repeat.
  */
 export async function inTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return fn(db);
   const context = contexts.get(db);
-  return db.transaction().execute((trx) => {
-    if (context) registerDb(trx, { store: context.store, direct: context.heldDirect, heldDirect: context.heldDirect });
-    return fn(trx);
-  });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db.transaction().execute((trx) => {
+        if (context)
+          registerDb(trx, { store: context.store, direct: context.heldDirect, heldDirect: context.heldDirect });
+        return fn(trx);
+      });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (attempt >= RETRIES || context?.store.dialect !== 'postgres' || (code !== '40P01' && code !== '40001'))
+        throw error;
+    }
+  }
 }
+
+/** The dialect of `db`'s store (SQLite when `db` belongs to no store made by `openStore`). */
+export const dialectOf = (db: Kysely<Database>): Store['dialect'] => contexts.get(db)?.store.dialect ?? 'sqlite';
 
 /**
  * The SQLite connection `trx` holds, for `db/`'s SQLite-only statements inside a transaction

@@ -12,6 +12,7 @@ import { TAGS, registerRoutes } from '../routes/index.js';
 import { RESPONSE_HEADERS } from '../schemas/common.js';
 import { clientReader } from './client.js';
 import type { AppDeps, AppEnv } from './context.js';
+import { storeFailureOf } from '../db/failures.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { ApiError, errorBody } from './errors.js';
 import { bearerAuth } from './middleware/auth.js';
@@ -136,8 +137,22 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
       ? settings!.errorResponse(c, 404, 'There is no such page.')
       : c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404),
   );
+  // A store that cannot serve (down, or a statement out of time) is no fault of the request: 503.
+  const retryAfter = String(Math.max(1, Math.ceil(deps.config.db.statementTimeoutMs / 1000)));
   app.onError((error, c) => {
-    const apiError = toApiError(error);
+    const failure = storeFailureOf(error);
+    if (failure)
+      deps.logger.log('warn', 'the database could not serve a request', {
+        requestId: c.get('requestId'),
+        route: c.req.routePath,
+        failure,
+        code: (error as { code?: unknown }).code,
+      });
+    const apiError = failure
+      ? new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', undefined, {
+          'Retry-After': retryAfter,
+        })
+      : toApiError(error);
     c.set('errorCode', apiError.code);
     if (apiError.status === 500) {
       deps.logger.log('error', 'unexpected failure', {

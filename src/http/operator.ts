@@ -2,13 +2,15 @@
  * The operator's endpoints (decisions.md §15), outside `/api/public/v1`: no token, no rate limit.
  * - `GET /healthz`: 200 `{ ok: true, data: { status: "ok", version } }` while the process serves.
  * - `GET /readyz`: 200 `{ ok: true, data: { status: "ready", version } }` when the database
- *   answers, its schema is the newest migration and the background workers run; else 503
- *   `NOT_READY` with the reason.
+ *   answers (`checkStore`: on SQLite the file itself is read, not a page cache; decisions.md
+ *   §16, issue #21 item 3), its schema is the newest migration and the background workers run;
+ *   else 503 `NOT_READY` with the reason, without internals.
  * - `GET /metrics` (only when `metrics.enabled`): the Prometheus text format, behind
  *   `Authorization: Bearer <metrics.token>` when that is set (else 401 `UNAUTHORIZED`).
  */
 import type { Hono } from 'hono';
 import { timingSafeEqual } from 'node:crypto';
+import { checkStore } from '../db/failures.js';
 import { schemaIsCurrent } from '../db/migrate.js';
 import { VERSION } from '../version.js';
 import type { AppDeps, AppEnv } from './context.js';
@@ -20,6 +22,7 @@ export const METRICS_PATH = '/metrics';
 
 /** Why the service is not ready, or null when it is. */
 async function notReadyReason(deps: AppDeps): Promise<string | null> {
+  if (!(await checkStore(deps.store))) return 'the database cannot be reached or read';
   try {
     if (!(await schemaIsCurrent(deps.store))) return 'the database schema is not the latest migration';
   } catch {

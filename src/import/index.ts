@@ -123,7 +123,7 @@ function refuse(collection: string, index: number, record: unknown, error: z.Zod
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The counted tables (sql/0003_row_counts.sql) each collection writes: its own, and its records' child rows. */
+/** The counted tables (sql/sqlite/0003_row_counts.sql) each collection writes: its own, and its records' child rows. */
 const COUNTED_ROWS: Record<string, { table: CountedTable; children?: { field: string; table: CountedTable } }> = {
   keywords: { table: 'keywords' },
   blockedDomains: { table: 'blocked_domains' },
@@ -184,7 +184,7 @@ async function bulkTables(trx: Kysely<Database>, doc: Record<string, unknown>): 
  * discoveryJobs, leads, backlinks), whatever their order in the document. A record whose id
  * already exists replaces it (with its checks, messages or queries).
  *
- * List totals stay exact (sql/0003_row_counts.sql): a counted table the document loads in bulk
+ * List totals stay exact (sql/sqlite/0003_row_counts.sql): a counted table the document loads in bulk
  * (at least 1/16 of the rows it already holds) is recounted once at the end of the transaction
  * instead of row by row, which keeps a large import as fast as it was without counters.
  *

@@ -2,7 +2,7 @@
  * The backlink monitor's statements (decisions.md §13): which backlinks a pass checks, in what
  * order, and recording checks — each one's `backlink_checks` row and the backlink's new `status`,
  * `observed_anchor`, `last_checked_at` and `updated_at` — in one transaction. The `row_counts`
- * triggers (sql/0003_row_counts.sql) keep the list totals and pipeline counts exact.
+ * triggers (sql/sqlite/0003_row_counts.sql) keep the list totals and pipeline counts exact.
  */
 import { sql, type Kysely } from 'kysely';
 import { precompiledQuery } from '../db/compiled.js';
@@ -35,7 +35,7 @@ export interface MonitorCandidate {
 export type Walk = { kind: 'due'; before: string } | { kind: 'all' };
 
 // The due walk's key: `coalesce(last_checked_at, '')` sorts a never-checked row first and lets
-// the partial index backlinks_monitor_due (sql/0004_backlink_monitor.sql) serve the walk.
+// the partial index backlinks_monitor_due (sql/sqlite/0004_backlink_monitor.sql) serve the walk.
 const dueKey = sql<string>`coalesce(last_checked_at, '')`;
 
 function scoped(db: Kysely<Database>, scope: BacklinkScope, walk: Walk) {

@@ -89,7 +89,7 @@ const listKey = precompiledQuery<ListParam, { created_at: string; id: string }, 
 /**
  * One page of a project's backlinks matching `filter`, newest `createdAt` first (ties: `id`
  * descending), and the exact number of matches, from the `project:<status>` or `site:<status>`
- * counters (sql/0003_row_counts.sql). A deep page seeks from the nearest anchor
+ * counters (sql/sqlite/0003_row_counts.sql). A deep page seeks from the nearest anchor
  * (`./page-anchors.ts`) rather than walking the whole OFFSET.
  */
 export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter, limit: number, offset: number) {

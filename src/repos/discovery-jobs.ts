@@ -166,6 +166,7 @@ const requeue = precompiledQuery((db, param) =>
     .updateTable('discovery_jobs')
     .set({ status: 'queued', updated_at: param('now') })
     .where('status', '=', 'running')
+    .where('updated_at', '<=', param('cutoff'))
     .where('id', 'in', db.selectFrom('contact_discovery_work').select('job_id')),
 );
 
@@ -239,8 +240,11 @@ export const contactDiscoveryJobs = {
     await retry.run(db, { id, scheduledAt, error, now });
   },
 
-  /** Queues again the API's jobs left `running` by a process that stopped; resolves with how many. */
-  recoverInterrupted(db: Kysely<Database>, now: string): Promise<number> {
-    return requeue.run(db, { now });
+  /**
+   * Queues again the API's jobs left `running` by a process that stopped: those taken (their
+   * `updated_at`, set when taken) at or before `cutoff`, a lease ago; resolves with how many.
+   */
+  recoverInterrupted(db: Kysely<Database>, now: string, cutoff: string): Promise<number> {
+    return requeue.run(db, { now, cutoff });
   },
 };

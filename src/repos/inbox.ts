@@ -1,5 +1,5 @@
 /**
- * The inbox sync's own tables (decisions.md §16, §17; sql/0006_inbox.sql): where it stands in each
+ * The inbox sync's own tables (decisions.md §16, §17; 0006_inbox.sql of sql/sqlite/ and sql/postgres/): where it stands in each
  * mailbox (`inbox_mailboxes`) and which instance syncs a connection now (`inbox_leases`), and the
  * transaction that records a batch of inbound messages together with the mailbox's new position.
  * Date-times are ISO 8601 strings; every statement is plain SQL both dialects run.

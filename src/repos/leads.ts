@@ -2,12 +2,11 @@
  * Leads of a project: queries and the row → API mapper (contract §2 "Lead"; decisions.md §5 for
  * order and search, §6 for views and redaction).
  */
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Database, LeadsTable } from '../db/schema.js';
-import { foldCase } from '../db/sql-functions.js';
+import { textSearch } from '../db/search.js';
 import { notFound } from '../domain/errors.js';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LeadView } from '../domain/enums.js';
-import { TRIGRAM_MIN_CHARS, charCount, ftsPhrase } from './prospects.js';
 import { cachedCount } from './data-cache.js';
 import { countedTotal } from './row-counts.js';
 import type { z } from '@hono/zod-openapi';
@@ -77,12 +76,12 @@ function admittedTiers(filter: LeadFilter): readonly LeadRow['tier'][] | undefin
  * The WHERE clause of the lead list. Every index on leads starts with (project or site,
  * [stage | tier,] dismissed) and continues with the list order (score, postedAt, id, all
  * descending), so SQLite walks one in order and tests the other filters row by row.
- * Search: a 3+ character term is a rowid set from the trigram table `leads_fts` (which never
- * holds a redacted lead's text); a 1–2 character one is an `instr` over `fold()`ed columns that
- * skips the hidden columns of redacted leads the same way.
+ * Search (`textSearch`, src/db/search.ts): the author handle, and the title, body and evidence
+ * quote of a lead that is not redacted (a redacted lead's hidden text never matches).
  */
 const leadWhere =
-  (filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undefined) => (eb: ExpressionBuilder<Database, 'leads'>) => {
+  (db: Kysely<Database>, filter: LeadFilter, tiers: readonly LeadRow['tier'][] | undefined) =>
+  (eb: ExpressionBuilder<Database, 'leads'>) => {
     const conditions: Expression<SqlBool>[] = [
       filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
       eb('dismissed', '=', filter.view === 'archived' ? 1 : 0),
@@ -94,17 +93,19 @@ const leadWhere =
     const term = filter.search;
     if (term) {
       conditions.push(
-        charCount(term) >= TRIGRAM_MIN_CHARS
-          ? sql<SqlBool>`leads.rowid IN (SELECT rowid FROM leads_fts WHERE leads_fts MATCH ${ftsPhrase(term)})`
-          : sql<SqlBool>`(instr(fold(author_handle), ${foldCase(term)}) > 0 OR (redacted = 0 AND (instr(fold(title), ${foldCase(term)}) > 0
-            OR instr(fold(body), ${foldCase(term)}) > 0 OR instr(fold(evidence_quote), ${foldCase(term)}) > 0)))`,
+        textSearch(db, term, { table: 'leads', fts: 'leads_fts' }, (contains) =>
+          eb.or([
+            contains('author_handle'),
+            eb.and([eb('redacted', '=', 0), eb.or([contains('title'), contains('body'), contains('evidence_quote')])]),
+          ]),
+        ),
       );
     }
     return eb.and(conditions);
   };
 
 /**
- * The counters (sql/0003_row_counts.sql) whose sum is the number of leads matching `filter`, or
+ * The counters (sql/sqlite/0003_row_counts.sql) whose sum is the number of leads matching `filter`, or
  * undefined for a search (counted instead). Kept per scope (project or site) at the finest grain
  * of the enumerated filters, `<scope>:<dismissed>:<tier>:<stage>:<leadType>`, and the same with
  * `:platform=<platform>` appended: every combination of view, tier, stage, leadType and platform
@@ -131,7 +132,7 @@ function leadCounterKeys(filter: LeadFilter, tiers: readonly LeadRow['tier'][] |
 export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit: number, offset: number) {
   const tiers = admittedTiers(filter);
   if (tiers !== undefined && tiers.length === 0) return { items: [], total: 0 };
-  const where = leadWhere(filter, tiers);
+  const where = leadWhere(db, filter, tiers);
   const counterKeys = leadCounterKeys(filter, tiers);
   const [rows, total] = await Promise.all([
     db
@@ -139,7 +140,8 @@ export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit:
       .selectAll()
       .where(where)
       .orderBy('score', 'desc')
-      .orderBy('posted_at', 'desc')
+      // Leads without postedAt last (SQLite's place for NULL in a descending order; PostgreSQL's is first).
+      .orderBy('posted_at', (ob) => ob.desc().nullsLast())
       .orderBy('id', 'desc')
       .limit(limit)
       .offset(offset)

@@ -2,7 +2,7 @@
  * The list shape three resources share: the rows of one scope (a project's blocked domains, a
  * site's keywords, a site's discovery jobs), newest `created_at` first, ties by `id` descending
  * (each table's `*_order` index walks it in that order), with the exact number of rows in the
- * scope from its row counter (sql/0003_row_counts.sql).
+ * scope from its row counter (sql/sqlite/0003_row_counts.sql).
  */
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database } from '../db/schema.js';

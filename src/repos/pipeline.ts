@@ -33,7 +33,7 @@ const siteCounts = (counters: Record<string, number>) =>
  * The counts of site `siteId` (already checked to be in the caller's project) by status: every
  * status of each list is present, 0 when the site has none.
  *
- * Read from the `site:<status>` counters of the four tables (sql/0003_row_counts.sql): one
+ * Read from the `site:<status>` counters of the four tables (sql/sqlite/0003_row_counts.sql): one
  * primary-key range of `row_counts` per table, whatever the size of the site.
  */
 export async function getPipeline(db: Kysely<Database>, siteId: string): Promise<PipelineRecord> {

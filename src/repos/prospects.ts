@@ -2,9 +2,9 @@
  * Prospects of a project: queries and the row → API mapper (contract §2 "Prospect";
  * decisions.md §5 for order and search).
  */
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Database, ProspectsTable } from '../db/schema.js';
-import { foldCase } from '../db/sql-functions.js';
+import { textSearch } from '../db/search.js';
 import { notFound } from '../domain/errors.js';
 import { PROSPECT_STATUSES } from '../domain/enums.js';
 import { cachedCount } from './data-cache.js';
@@ -49,15 +49,6 @@ export const toProspect = (row: ProspectRow): ProspectRecord => ({
   updatedAt: row.updated_at,
 });
 
-/** Shortest term the trigram FTS index can answer; shorter terms fall back to a scan. */
-export const TRIGRAM_MIN_CHARS = 3;
-
-/** `term` as one FTS5 phrase: in double quotes, inner quotes doubled, so nothing in it is syntax. */
-export const ftsPhrase = (term: string) => `"${term.replaceAll('"', '""')}"`;
-
-/** Length of `term` in Unicode code points, as the trigram tokenizer counts characters. */
-export const charCount = (term: string) => [...term].length;
-
 export interface ProspectFilter {
   /** The caller's project (already checked). */
   projectId: string;
@@ -71,36 +62,35 @@ export interface ProspectFilter {
 /**
  * The WHERE clause of the prospect list. Site/project and status are the leading columns of one
  * of the four `prospects_{project,site}[_status]_order` indexes, which the list walks in order;
- * a search of 3+ characters is a rowid set from the trigram table `prospects_fts`, and a 1–2
- * character one (too short for trigrams) an `instr` over the same columns folded by `fold()`
- * (`foldCase`, src/db/sql-functions.ts), so every length is case-insensitive for every script.
+ * a search matches title, domain, url or description, case-insensitively for every script and
+ * term length (`textSearch`, src/db/search.ts: the trigram index of each store).
  */
-const prospectWhere = (filter: ProspectFilter) => (eb: ExpressionBuilder<Database, 'prospects'>) => {
-  const conditions: Expression<SqlBool>[] = [
-    filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
-  ];
-  if (filter.status !== undefined) conditions.push(eb('status', '=', filter.status));
-  const term = filter.search;
-  if (term) {
-    conditions.push(
-      charCount(term) >= TRIGRAM_MIN_CHARS
-        ? sql<SqlBool>`prospects.rowid IN (SELECT rowid FROM prospects_fts WHERE prospects_fts MATCH ${ftsPhrase(term)})`
-        : sql<SqlBool>`(instr(fold(title), ${foldCase(term)}) > 0 OR instr(fold(domain), ${foldCase(term)}) > 0
-            OR instr(fold(url), ${foldCase(term)}) > 0 OR instr(fold(description), ${foldCase(term)}) > 0)`,
-    );
-  }
-  return eb.and(conditions);
-};
+const prospectWhere =
+  (db: Kysely<Database>, filter: ProspectFilter) => (eb: ExpressionBuilder<Database, 'prospects'>) => {
+    const conditions: Expression<SqlBool>[] = [
+      filter.siteId !== undefined ? eb('site_id', '=', filter.siteId) : eb('project_id', '=', filter.projectId),
+    ];
+    if (filter.status !== undefined) conditions.push(eb('status', '=', filter.status));
+    const term = filter.search;
+    if (term) {
+      conditions.push(
+        textSearch(db, term, { table: 'prospects', fts: 'prospects_fts' }, (contains) =>
+          eb.or([contains('title'), contains('domain'), contains('url'), contains('description')]),
+        ),
+      );
+    }
+    return eb.and(conditions);
+  };
 
 /**
  * One page of a project's prospects matching `filter`, newest `createdAt` first (ties: `id`
  * descending), and the exact number of matches: from the `project:<status>` or `site:<status>`
- * counters (sql/0003_row_counts.sql), or, with a search, counted (over the trigram matches,
+ * counters (sql/sqlite/0003_row_counts.sql), or, with a search, counted (over the trigram matches,
  * or the scope's rows for a 1–2 character term) once per search until the data changes
  * (`cachedCount`).
  */
 export async function listProspects(db: Kysely<Database>, filter: ProspectFilter, limit: number, offset: number) {
-  const where = prospectWhere(filter);
+  const where = prospectWhere(db, filter);
   const [scope, kind] = filter.siteId !== undefined ? [filter.siteId, 'site'] : [filter.projectId, 'project'];
   const [rows, total] = await Promise.all([
     db

@@ -1,5 +1,5 @@
 /**
- * Exact list totals from the counters of `row_counts` (sql/0003_row_counts.sql), kept by
+ * Exact list totals from the counters of `row_counts` (sql/sqlite/0003_row_counts.sql), kept by
  * triggers: one primary-key lookup per counter instead of a COUNT(*) over every match.
  *
  * A counter row is (tbl, scope, key, n): `scope` is the id of the record a list is scoped to,
@@ -10,7 +10,8 @@
  * The import bypasses the triggers for a table it loads in bulk and recounts that table at the
  * end of its transaction (`pauseRowCounts` in `src/db/row-counters.ts`): see there.
  */
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { precompiledQuery } from '../db/compiled.js';
 import type { CountedTable } from '../db/row-counters.js';
 import type { Database } from '../db/schema.js';
 
@@ -26,18 +27,27 @@ export async function countedByKey<K extends string>(
 ): Promise<Record<K, number>> {
   const counts = Object.fromEntries(keys.map((k) => [k, NO_ROWS])) as Record<K, number>;
   if (keys.length === 0) return counts;
-  // Raw SQL, one text per number of keys: `row_counts` is not in the query builder's schema.
-  const { rows } = await db.executeQuery<{ key: K; n: number }>(
-    CompiledQuery.raw(countersByKeySql(keys.length), [tbl, scope, ...keys]),
-  );
-  for (const row of rows) counts[row.key] = Number(row.n);
+  const params: Record<string, unknown> = { tbl, scope };
+  keys.forEach((key, i) => {
+    params[`k${i}`] = key;
+  });
+  for (const row of await countersByKey.all(db, params, String(keys.length))) counts[row.key as K] = Number(row.n);
   return counts;
 }
 
-const countersSql: string[] = [];
-const countersByKeySql = (n: number): string =>
-  (countersSql[n] ??=
-    `SELECT key, n FROM row_counts WHERE tbl = ? AND scope = ? AND key IN (${Array(n).fill('?').join(', ')})`);
+/** The counters of a table and scope among n keys; one compiled statement per n (the shape). */
+const countersByKey = precompiledQuery<string, { key: string; n: number }, string>((db, param, n) =>
+  db
+    .selectFrom('row_counts')
+    .select(['key', 'n'])
+    .where('tbl', '=', param('tbl'))
+    .where('scope', '=', param('scope'))
+    .where(
+      'key',
+      'in',
+      Array.from({ length: Number(n) }, (_, i) => param(`k${i}`)),
+    ),
+);
 
 /**
  * The sum of the counters `keys` of `scope` in `tbl`: the exact number of rows of `tbl` that

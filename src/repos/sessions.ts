@@ -1,6 +1,6 @@
 /**
  * Sign-in to the settings area (decisions.md §18): accounts' password hashes, failed sign-in
- * attempts and browser sessions, the tables of sql/0005. Asynchronous kysely queries only, so
+ * attempts and browser sessions, the tables of 0005_settings_area.sql (sql/sqlite/, sql/postgres/). Asynchronous kysely queries only, so
  * that one code serves every store; everything lives in the database, so every instance (§16)
  * knows a session another made and counts the same attempts.
  *

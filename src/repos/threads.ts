@@ -323,7 +323,17 @@ const failed = precompiledQuery((db, param) =>
 const retry = precompiledQuery((db, param) =>
   db
     .updateTable('thread_messages')
-    .set({ last_error: param('error'), updated_at: param('now') })
+    .set((eb) => ({
+      last_error: param('error'),
+      updated_at: param('now'),
+      // The earlier of the lease's end and the retry's time.
+      next_attempt_at: eb
+        .case()
+        .when('next_attempt_at', '<', param('retryAt'))
+        .then(eb.ref('next_attempt_at'))
+        .else(param('retryAt'))
+        .end(),
+    }))
     .where('id', '=', param('id')),
 );
 
@@ -338,7 +348,7 @@ const exhausted = precompiledQuery((db, param) =>
     })
     .where('status', '=', queued)
     .where('direction', '=', outboundLiteral)
-    .where('next_attempt_at', 'is not', null)
+    .where('next_attempt_at', '<=', param('now'))
     .where('attempts', '>=', param<number>('max')),
 );
 
@@ -405,15 +415,19 @@ export const outboxMessages = {
     await failed.run(db, { id, error, now });
   },
 
-  /** An attempt of message `id` failed and is retried when its lease said: records `error`. */
-  async noteRetry(db: Kysely<Database>, id: string, error: string, now: string): Promise<void> {
-    await retry.run(db, { id, error, now });
+  /**
+   * An attempt of message `id` failed: records `error`, and makes it due at `retryAt` when its
+   * lease would end later.
+   */
+  async noteRetry(db: Kysely<Database>, id: string, error: string, retryAt: string, now: string): Promise<void> {
+    await retry.run(db, { id, error, retryAt, now });
   },
 
   /**
-   * Marks `failed` the outbound messages still `queued` with `max` attempts or more used (a
-   * process stopped during their last attempt, or `outbox.maxAttempts` was lowered); resolves
-   * with how many. Call only when no attempt of this process is under way.
+   * Marks `failed` the outbound messages still `queued` with `max` attempts or more used whose
+   * lease ran out at or before `now` (a process stopped during their last attempt, or
+   * `outbox.maxAttempts` was lowered); resolves with how many. An attempt under way holds its
+   * lease, so it is never taken for one.
    */
   failExhausted(db: Kysely<Database>, max: number, now: string): Promise<number> {
     return exhausted.run(db, { max, now });

@@ -72,7 +72,7 @@ const verifyRoute = (group: Group, maxBodyBytes: number) =>
 
 export function registerContactActions(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config, providers } = deps;
-  const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal);
+  const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal, config.workers.leaseMs);
   const { maxBodyBytes } = config.limits;
 
   for (const group of GROUPS) {

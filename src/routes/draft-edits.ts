@@ -74,7 +74,7 @@ const regenerateRoute = (group: Group, maxBodyBytes: number) =>
 
 export function registerDraftEdits(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config, providers } = deps;
-  const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal);
+  const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal, config.workers.leaseMs);
   const { maxBodyBytes } = config.limits;
 
   for (const group of GROUPS) {

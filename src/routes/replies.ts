@@ -47,7 +47,7 @@ const replyRoute = (group: Group, maxBodyBytes: number) =>
 
 export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { store, clock, config } = deps;
-  const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal);
+  const keys = new IdempotencyKeys(store, clock, deps.shutdown.signal, config.workers.leaseMs);
 
   for (const group of GROUPS) {
     app.openapi(replyRoute(group, config.limits.maxBodyBytes), async (c) => {

@@ -142,6 +142,7 @@ const errorDescriptions = {
   422: 'VALIDATION_ERROR (details name each problem) or IDEMPOTENCY_KEY_REUSED',
   429: 'RATE_LIMIT_EXCEEDED: see Retry-After',
   500: 'INTERNAL_ERROR',
+  503: 'SERVICE_UNAVAILABLE: the service is shutting down, or its database cannot serve now (unreachable, damaged, or a statement out of time); retry after Retry-After seconds',
 } as const;
 
 type ErrorStatus = keyof typeof errorDescriptions;
@@ -154,7 +155,9 @@ const errorHeaders = (status: ErrorStatus): HeaderName[] =>
       ? ['X-Request-Id', 'Allow']
       : status === 429
         ? ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'Retry-After']
-        : ['X-Request-Id', ...RATE_LIMIT_HEADERS];
+        : status === 503
+          ? ['X-Request-Id', 'Retry-After']
+          : ['X-Request-Id', ...RATE_LIMIT_HEADERS];
 
 const errorResponse = (status: ErrorStatus) => ({
   description: errorDescriptions[status],
@@ -162,14 +165,14 @@ const errorResponse = (status: ErrorStatus) => ({
   content: { 'application/json': { schema: ErrorEnvelope } },
 });
 
-/** The error responses of an operation; reads answer 401/403/404/405/422/429/500, writes add more. */
+/** The error responses of an operation; reads answer 401/403/404/405/422/429/500/503, writes add more. */
 export function errorResponses(kind: 'read' | 'write' | 'me' = 'read') {
   const statuses: ErrorStatus[] =
     kind === 'me'
-      ? [401, 405, 429, 500]
+      ? [401, 405, 429, 500, 503]
       : kind === 'read'
-        ? [401, 403, 404, 405, 422, 429, 500]
-        : [401, 402, 403, 404, 405, 409, 413, 415, 422, 429, 500];
+        ? [401, 403, 404, 405, 422, 429, 500, 503]
+        : [401, 402, 403, 404, 405, 409, 413, 415, 422, 429, 500, 503];
   return Object.fromEntries(statuses.map((s) => [s, errorResponse(s)])) as Record<
     ErrorStatus,
     ReturnType<typeof errorResponse>

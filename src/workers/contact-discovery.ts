@@ -5,8 +5,10 @@
  *
  * A job moves queued → running → completed (a contact was created, or already existed) or
  * failed (nothing found, a final provider error, or `max_attempts` retryable errors, each retry
- * after `outbox.backoffMs` doubling). A job left `running` by a stopped process is queued again
- * at start-up (`recoverInterruptedJobs`); it may then be looked at twice, which only reads pages.
+ * after `outbox.backoffMs` doubling). Taking a job (`running`) is one conditional update, so of
+ * several instances one takes it (decisions.md §16). A job left `running` by a stopped process
+ * is queued again at start-up (`recoverInterruptedJobs`) and, once its lease (`workers.leaseMs`)
+ * ran out, by any instance's next pass; it may then be looked at twice, which only reads pages.
  */
 import { isoAt, type Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
@@ -86,15 +88,23 @@ export interface DiscoveryWorkerDeps {
   logger: Logger;
 }
 
-/** Queues again the API's jobs left `running` by a process that stopped; resolves with how many. */
-export function recoverInterruptedJobs(store: Store, nowIso: string): Promise<number> {
-  return jobs.recoverInterrupted(store.db, nowIso);
+/**
+ * Queues again the API's jobs left `running` by a process that stopped, taken at or before
+ * `cutoffIso` (a start-up that serves the store alone passes now; one among instances, a lease
+ * ago); resolves with how many.
+ */
+export function recoverInterruptedJobs(store: Store, nowIso: string, cutoffIso: string): Promise<number> {
+  return jobs.recoverInterrupted(store.db, nowIso, cutoffIso);
 }
 
 /** The worker that runs queued contact-discovery jobs (polling every `outbox.pollIntervalMs`). */
 export function createDiscoveryWorker({ store, clock, config, finder, logger }: DiscoveryWorkerDeps): Worker {
   const queue: LeasedQueue<DiscoveryJobRow> = {
-    due: (now, limit) => jobs.dueJobs(store.db, isoAt(now), limit),
+    due: async (now, limit) => {
+      // Jobs whose taker stopped (on this instance or another) are due again after a lease.
+      await jobs.recoverInterrupted(store.db, isoAt(now), isoAt(now - config.workers.leaseMs));
+      return jobs.dueJobs(store.db, isoAt(now), limit);
+    },
     lease: async (job, now) =>
       (await jobs.claimAttempt(store.db, job.id, isoAt(now))) ? job.current_attempt + 1 : null,
     attempt: async (job) => {

@@ -11,6 +11,7 @@ import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Providers } from '../providers/index.js';
+import { onOneInstance } from '../db/locks.js';
 import { purgeExpiredKeys, releaseAbandonedKeys } from '../repos/idempotency-keys.js';
 import { createDiscoveryWorker, recoverInterruptedJobs } from './contact-discovery.js';
 import { createInboxWorker } from './inbox.js';
@@ -53,7 +54,8 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
   const purge = createWorker(
     'idempotency-purge',
     PURGE_INTERVAL_MS,
-    () => purgeExpiredKeys(store.db, isoAt(clock.now())),
+    // One instance at a time (an advisory lock on PostgreSQL; the others skip this round).
+    () => onOneInstance(store.db, 'keyPurge', 0, (trx) => purgeExpiredKeys(trx, isoAt(clock.now()))),
     logger,
   );
   const monitor = createMonitorWorker({ store, clock, config, logger, metrics });
@@ -73,9 +75,12 @@ export function createWorkers({ store, clock, config, providers, logger, metrics
     monitor,
     inbox,
     async start() {
-      // No request is served yet: whatever is in flight belongs to a process that is gone.
-      const released = await releaseAbandonedKeys(store.db);
-      const requeued = await recoverInterruptedJobs(store, isoAt(clock.now()));
+      // No request is served yet: on a store this process serves alone, whatever is in flight
+      // belongs to a process that is gone; among instances, only what outlived its lease.
+      const now = clock.now();
+      const cutoff = isoAt(store.sharedByInstances ? now - config.workers.leaseMs : now);
+      const released = await releaseAbandonedKeys(store.db, cutoff);
+      const requeued = await recoverInterruptedJobs(store, isoAt(now), cutoff);
       if (released || requeued)
         logger.log('info', 'recovered interrupted work', { releasedIdempotencyKeys: released, requeuedJobs: requeued });
       for (const worker of all) worker.start();

@@ -16,6 +16,7 @@
 import { isoAt, type Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
+import { exclusivelyAcrossInstances } from '../db/locks.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import {
@@ -204,8 +205,12 @@ export async function runMonitorPass(deps: MonitorDeps, options: PassOptions = {
  */
 export function createMonitorWorker(deps: MonitorDeps): Worker {
   const controller = new AbortController();
+  const none: PassSummary = { checked: 0, live: 0, changed: 0, lost: 0, blocked: 0, error: 0, ms: 0 };
   const step = async () => {
-    const summary = await runMonitorPass(deps, { signal: controller.signal });
+    // One instance's pass at a time (decisions.md §16): a due backlink is checked once per interval.
+    const summary = await exclusivelyAcrossInstances(deps.store, 'monitorPass', none, () =>
+      runMonitorPass(deps, { signal: controller.signal }),
+    );
     if (summary.checked > 0) deps.logger.log('info', 'backlink monitor pass', { ...summary });
     return summary.checked;
   };

@@ -5,13 +5,15 @@
  * through the configured mail transport:
  *
  * - before each attempt it counts it and moves `next_attempt_at` to when a retry would be due
- *   (`outbox.backoffMs` × 2^(attempt − 1)), in one committed statement, so a process killed
- *   mid-send retries it then, once;
+ *   (`outbox.backoffMs` × 2^(attempt − 1); among instances sharing a PostgreSQL store, at least
+ *   `workers.leaseMs`, decisions.md §16), in one committed conditional statement, so one process
+ *   takes it and a process killed mid-send leaves it to be retried then, once;
  * - success: `sent`, `sent_at` set; a retryable failure: stays `queued` for that retry; a
  *   permanent failure (SMTP 5xx) or the `outbox.maxAttempts`th failure: `failed`, `last_error` set.
  * - A message is attempted at most `outbox.maxAttempts` times, crashes included: a row left
  *   `queued` with its attempts used up (the process stopped during its last attempt, or the
- *   setting was lowered since) is never sent again but marked `failed` at the next pass, whose
+ *   setting was lowered since) is never sent again but marked `failed` at the first pass after
+ *   its lease ran out, whose
  *   `last_error` says that the outcome of the last attempt is unknown.
  *
  * Delivery is at least once. SMTP has no idempotency: if the process stops after the relay
@@ -68,18 +70,17 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
 
   const delivery: LeasedQueue<Due> = {
     due: (now, limit) => messages.dueMessages(store.db, isoAt(now), maxAttempts, limit),
-    // The attempt is counted and its retry scheduled before it starts, in one committed statement,
-    // so a process killed mid-send retries it then, once.
-    lease: async (m, now) =>
-      (await messages.leaseAttempt(
-        store.db,
-        m.id,
-        m.attempts,
-        isoAt(now + retryDelayMs(backoffMs, m.attempts + 1)),
-        isoAt(now),
-      ))
+    // The attempt is counted and leased before it starts, in one committed statement (of several
+    // instances, one takes it): it is due again when the lease ends, so a process killed mid-send
+    // retries it then, once. Alone on its store, the lease is the retry's delay; among instances,
+    // at least `workers.leaseMs`, so no other instance takes a send that is still running.
+    lease: async (m, now) => {
+      const retryMs = retryDelayMs(backoffMs, m.attempts + 1);
+      const leaseMs = store.sharedByInstances ? Math.max(retryMs, config.workers.leaseMs) : retryMs;
+      return (await messages.leaseAttempt(store.db, m.id, m.attempts, isoAt(now + leaseMs), isoAt(now)))
         ? m.attempts + 1
-        : null,
+        : null;
+    },
     attempt: async (m, attempt) => {
       const from = m.from_email ?? '';
       await mail.send({
@@ -100,10 +101,11 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
       await messages.markSent(store.db, m.id, isoAt(clock.now()));
       metrics?.outboxDeliveries.inc({ result: 'sent' });
     },
-    // A retry is already scheduled by the lease: only the error is recorded.
-    failed: async (m, { error, givenUp, now }) => {
+    // The lease made it due again: the error is recorded, and the retry brought forward to its
+    // delay after this failure when the lease would end later.
+    failed: async (m, { error, givenUp, now, retryAt }) => {
       if (givenUp) await messages.markFailed(store.db, m.id, error, isoAt(now));
-      else await messages.noteRetry(store.db, m.id, error, isoAt(now));
+      else await messages.noteRetry(store.db, m.id, error, isoAt(retryAt), isoAt(now));
       metrics?.outboxDeliveries.inc({ result: givenUp ? 'failed' : 'retry' });
     },
     maxAttempts: () => maxAttempts,
@@ -112,8 +114,8 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
   const deliver = leasedPass(delivery, { clock, logger, batch: BATCH, backoffMs });
 
   const step = async (stopping?: AbortSignal) => {
-    // Passes never overlap (worker.ts), so at the start of one no attempt of this process is under
-    // way: a queued row with its attempts used up was left by a process that stopped mid-attempt.
+    // A queued row with its attempts used up and its lease run out was left by a process that
+    // stopped mid-attempt (an attempt under way, here or on another instance, holds its lease).
     const given = await messages.failExhausted(store.db, maxAttempts, isoAt(clock.now()));
     if (given)
       logger.log('warn', 'replies interrupted during their last delivery attempt marked failed', {

@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/logger.js';
 import { createProviders } from '../../src/providers/index.js';
 import { BENCH_PROJECT_ID, BENCH_SITES, BENCH_TOKEN, LEAD_SEARCH, PROSPECT_SEARCH } from './generate.js';
 import type { FloorRoute } from './floors.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 export const API = '/api/public/v1';
 
@@ -125,14 +126,14 @@ interface Executed {
 }
 
 /**
- * Wraps `store.sqlite.prepare` so that every statement run through it (by Kysely or directly)
+ * Wraps `sqliteStore(store).sqlite.prepare` so that every statement run through it (by Kysely or directly)
  * is recorded while `recording` is set. Must be installed before the app prepares anything.
  */
 function recordStatements(store: Store) {
   const log: Executed[] = [];
   const state = { recording: false, log };
-  const prepare = store.sqlite.prepare.bind(store.sqlite);
-  (store.sqlite as { prepare: unknown }).prepare = (sql: string) => {
+  const prepare = sqliteStore(store).sqlite.prepare.bind(sqliteStore(store).sqlite);
+  (sqliteStore(store).sqlite as { prepare: unknown }).prepare = (sql: string) => {
     const stmt = prepare(sql) as unknown as Record<string, unknown>;
     return new Proxy(stmt, {
       get(target, prop) {

@@ -17,6 +17,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { silentLogger } from '../../src/logger.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_TOKEN, ensureDataset, scaled } from './generate.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
 const argv = process.argv.slice(2);
@@ -41,7 +42,7 @@ if (scaleAt >= 0) {
 const store = await openStore(dbPath);
 await migrate(store);
 if (scaleAt < 0) await (await import('../../src/seed/demo.js')).seedDemo(store);
-const backlinks = (store.sqlite.prepare('SELECT count(*) AS n FROM backlinks').get() as { n: number }).n;
+const backlinks = (sqliteStore(store).sqlite.prepare('SELECT count(*) AS n FROM backlinks').get() as { n: number }).n;
 
 const config = loadConfig(
   undefined,
@@ -73,12 +74,18 @@ const site =
     ? { id: 'site_bench_blog', project_id: 'prj_bench_main' }
     : { id: 'site_demo_blog', project_id: 'prj_demo_main' };
 const S = `/projects/${site.project_id}/sites/${site.id}`;
-const draft = first(store.sqlite.prepare('SELECT id FROM drafts WHERE site_id = ? LIMIT 1').all(site.id));
-const thread = first(store.sqlite.prepare('SELECT id FROM threads WHERE site_id = ? LIMIT 1').all(site.id));
-const prospect = first(
-  store.sqlite.prepare('SELECT id FROM prospects WHERE site_id = ? AND contact_paths IS NOT NULL LIMIT 1').all(site.id),
+const draft = first(sqliteStore(store).sqlite.prepare('SELECT id FROM drafts WHERE site_id = ? LIMIT 1').all(site.id));
+const thread = first(
+  sqliteStore(store).sqlite.prepare('SELECT id FROM threads WHERE site_id = ? LIMIT 1').all(site.id),
 );
-const contact = first(store.sqlite.prepare('SELECT id FROM contacts WHERE site_id = ? LIMIT 1').all(site.id));
+const prospect = first(
+  sqliteStore(store)
+    .sqlite.prepare('SELECT id FROM prospects WHERE site_id = ? AND contact_paths IS NOT NULL LIMIT 1')
+    .all(site.id),
+);
+const contact = first(
+  sqliteStore(store).sqlite.prepare('SELECT id FROM contacts WHERE site_id = ? LIMIT 1').all(site.id),
+);
 
 const writes: [string, () => Promise<{ status: number }>][] = [
   [

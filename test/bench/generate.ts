@@ -43,6 +43,7 @@ import {
   LAST_NAMES,
   PLATFORMS as DEMO_PLATFORMS,
 } from '../../src/seed/vocabulary.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 /** Bump when the generated data changes, so cached databases are rebuilt. */
 export const GENERATOR_VERSION = 2;
@@ -635,9 +636,9 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
     await migrate(store);
     // Connection settings for a bulk load; the rows are the same either way. temp_store: the
     // statement journals of inserts that fire triggers stay in memory instead of /var/tmp.
-    store.sqlite.exec('PRAGMA cache_size = -262144');
-    store.sqlite.exec('PRAGMA synchronous = OFF');
-    store.sqlite.exec('PRAGMA temp_store = MEMORY');
+    sqliteStore(store).sqlite.exec('PRAGMA cache_size = -262144');
+    sqliteStore(store).sqlite.exec('PRAGMA synchronous = OFF');
+    sqliteStore(store).sqlite.exec('PRAGMA temp_store = MEMORY');
     const nowIso = iso(BASE_MS);
     const rng = new Rng(20261001);
     const lay = layout(rng);
@@ -682,7 +683,7 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
         add(await importDocument(store, { backlinks }, { nowIso }));
       }
     });
-    store.sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    sqliteStore(store).sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     return { counts, seconds: (performance.now() - started) / 1000, perCollection };
   } finally {
     await store.close();
@@ -691,7 +692,7 @@ export async function generate(path: string, sizes: Sizes, log: (line: string) =
 
 /** Hash of the migration files: a new or changed migration means a new database. */
 function migrationsHash(): string {
-  const dir = join(ROOT, 'sql');
+  const dir = join(ROOT, 'sql/sqlite');
   const hash = createHash('sha256');
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith('.sql'))

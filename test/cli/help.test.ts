@@ -17,7 +17,7 @@ describe('CLI help', () => {
     for (const command of commands) {
       const help = command.helpInformation();
       const name = command.name();
-      assert.match(help, /Global Options:[\s\S]*--db <path>[\s\S]*--config <path>/, `${name}: global options`);
+      assert.match(help, /Global Options:[\s\S]*--db <path\|url>[\s\S]*--config <path>/, `${name}: global options`);
       for (const option of command.options) {
         const line = help.slice(help.indexOf(option.flags)).split(/\n {2}-/)[0]!;
         assert.equal(

@@ -252,6 +252,8 @@ describe('graceful shutdown (SIGTERM, SIGINT)', { concurrency: true, timeout: SU
     OUTREACH_API_OPENAI_MODEL: 'local-model',
     OUTREACH_API_OPENAI_API_KEY_ENV: 'SHUTDOWN_TEST_OPENAI_KEY',
     OUTREACH_API_OPENAI_TIMEOUT_MS: '120000',
+    // At least twice the longest provider timeout (decisions.md §16).
+    OUTREACH_API_WORKERS_LEASE_MS: '240000',
     SHUTDOWN_TEST_OPENAI_KEY: 'test-key',
   });
   /** `serve --demo` directly, or through `npm start` (whose script is `serve --demo`). */

@@ -1,7 +1,8 @@
 /**
- * The test harness: a real server on a loopback port over a real SQLite file in a temp dir,
- * with a fake clock, tokens minted per test, and every JSON response checked against the
- * OpenAPI document the server itself serves.
+ * The test harness: a real server on a loopback port over a real store of its own (a SQLite file
+ * in a temp dir, or a PostgreSQL database of its own with `OUTREACH_TEST_STORE=postgres`: see
+ * ./stores.ts), with a fake clock, tokens minted per test, and every JSON response checked
+ * against the OpenAPI document the server itself serves.
  *
  *   const t = await startTestServer({ fixture: 'small' });
  *   const token = await t.mintToken('acct_a', ['backlinks:read']);
@@ -10,18 +11,19 @@
  *   await t.close();
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, isoAt } from '../../src/domain/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openStore, type Store } from '../../src/db/connection.js';
+import type { Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
 import { createToken } from '../../src/repos/tokens.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { openStoreOf, startServer, type RunningServer } from '../../src/server.js';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { OpenApiValidator } from './openapi-validator.js';
+import { freshStore } from './stores.js';
 
 export const API = '/api/public/v1';
 export const ALL_SCOPES = [...SCOPES];
@@ -45,6 +47,8 @@ export interface RequestOptions {
 export interface TestServer {
   origin: string;
   store: Store;
+  /** The store's location as the CLI takes it (`--db`): a SQLite file, or a PostgreSQL URL. */
+  location: string;
   clock: FakeClock;
   server: RunningServer;
   dir: string;
@@ -80,16 +84,23 @@ function validatorFor(doc: Record<string, unknown>): OpenApiValidator {
 
 export async function startTestServer(options: HarnessOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'outreach-api-test-'));
+  const clock = options.clock ?? new FakeClock();
+  const nowIso = isoAt(clock.now());
+  const { fixture } = options;
+  // This process's store (test/helpers/stores.ts), from a template loaded once per fixture.
+  const fresh = await freshStore(
+    dir,
+    `${nowIso} ${typeof fixture === 'string' ? fixture : JSON.stringify(fixture ?? null)}`,
+    fixture ? (store) => loadFixture(store, fixture, nowIso) : undefined,
+  );
   // synchronous = NORMAL: in WAL mode a commit waits for no fsync (only an OS crash could tell the
   // difference, and no test makes one); the servers started as real processes keep FULL.
   const config: Config = loadConfig(
     undefined,
     {},
-    { db: join(dir, 'test.db'), 'db.synchronous': 'normal', 'server.port': 0, ...options.config },
+    { db: fresh.location, 'db.synchronous': 'normal', 'server.port': 0, ...options.config },
   );
-  const clock = options.clock ?? new FakeClock();
-  if (options.fixture) await copyFixture(config.db.path, options.fixture, isoAt(clock.now()));
-  const store = await openStore(config.db.path, { synchronous: config.db.synchronous });
+  const store = await openStoreOf(config);
   await migrate(store);
   const server = await startServer({ config, store, clock, logger: options.logger ?? silentLogger });
   let validator: OpenApiValidator | undefined;
@@ -121,6 +132,7 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
   return {
     origin: server.origin,
     store,
+    location: fresh.location,
     clock,
     server,
     dir,
@@ -138,6 +150,7 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
     async close() {
       await server.close();
       await store.close();
+      await fresh.dispose();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -154,37 +167,6 @@ export async function startRouteServer(
 ): Promise<{ t: TestServer; token: string }> {
   const t = await startTestServer({ fixture, config: { 'limits.requestsPerMinute': 0 } });
   return { t, token: await t.mintToken('acct_a', scopes) };
-}
-
-/**
- * Each fixture is imported once per process, into a template database file; every test server
- * on it starts from a copy of that file (the demo seed alone takes about 0.4 s of CPU).
- */
-const templates = new Map<string, string>();
-let templateDir: string | undefined;
-
-async function copyFixture(path: string, fixture: NonNullable<HarnessOptions['fixture']>, nowIso: string) {
-  const key = `${nowIso} ${typeof fixture === 'string' ? fixture : JSON.stringify(fixture)}`;
-  let template = templates.get(key);
-  if (template === undefined) {
-    if (templateDir === undefined) {
-      const dir = mkdtempSync(join(tmpdir(), 'outreach-api-fixtures-'));
-      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-      templateDir = dir;
-    }
-    template = join(templateDir, `${templates.size}.db`);
-    const store = await openStore(template);
-    try {
-      await migrate(store);
-      await loadFixture(store, fixture, nowIso);
-      // Everything into the database file itself, so a copy of that file alone holds it all.
-      await store.exclusive((sqlite) => sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)'));
-    } finally {
-      await store.close();
-    }
-    templates.set(key, template);
-  }
-  copyFileSync(template, path);
 }
 
 async function loadFixture(store: Store, fixture: NonNullable<HarnessOptions['fixture']>, nowIso: string) {

@@ -10,6 +10,7 @@ import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { serviceSkip } from './services.js';
 
 const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
 
@@ -73,11 +74,43 @@ export function unitTestFiles(): string[] {
   return found.sort();
 }
 
-/** The files of shard `index` of `count`: costliest first, each to the shard with the least so far. */
-export function shardFiles(index: number, count: number): string[] {
+/**
+ * The store-dependent files (decisions.md §16): every test that works through the repositories,
+ * the routes, the writes, the workers, the import or the CLI on a store of the harness
+ * (test/helpers/stores.ts). The PostgreSQL shards run these, and only these, a second time on
+ * PostgreSQL; the others test SQLite itself (test/store/: its file, pragmas, FTS5, query plans,
+ * caches), the fixture control plane (SQLite only), or no store at all.
+ */
+const STORE_DEPENDENT = /^(routes|writes|monitor|http)\/|^(import|seed|cli)\.test\.ts$/;
+/** Store-dependent in their directory, but of no store (pure code) or of a SQLite file only. */
+const NOT_STORE_DEPENDENT = new Set([
+  'http/request-gate.test.ts',
+  'http/token-masking.test.ts',
+  'monitor/links.test.ts',
+  'writes/providers.test.ts',
+  'writes/smtp-tls.test.ts',
+  'writes/worker.test.ts',
+  // A real process killed on a SQLite file; on PostgreSQL its leased reply would wait out workers.leaseMs.
+  'writes/outbox-crash.test.ts',
+  // They choose their store themselves (a damaged SQLite file; PostgreSQL out of reach; instances on one database).
+  'http/storage-failure.test.ts',
+  'http/postgres-failure.test.ts',
+  'writes/instances.test.ts',
+]);
+
+/** Whether `file` (relative to test/) runs on PostgreSQL too (see `STORE_DEPENDENT`). */
+export const isStoreDependent = (file: string): boolean => STORE_DEPENDENT.test(file) && !NOT_STORE_DEPENDENT.has(file);
+
+/**
+ * The files of shard `index` of `count`, of every file or of the store-dependent ones only:
+ * costliest first, each to the shard with the least so far.
+ */
+export function shardFiles(index: number, count: number, only: (file: string) => boolean = () => true): string[] {
   const shards = Array.from({ length: count }, () => ({ cost: 0, files: [] as string[] }));
   const cost = (file: string) => COST[file] ?? DEFAULT_COST;
-  for (const file of unitTestFiles().sort((a, b) => cost(b) - cost(a) || (a < b ? -1 : 1))) {
+  for (const file of unitTestFiles()
+    .filter(only)
+    .sort((a, b) => cost(b) - cost(a) || (a < b ? -1 : 1))) {
     const lightest = shards.reduce((min, shard) => (shard.cost < min.cost ? shard : min));
     lightest.cost += cost(file);
     lightest.files.push(file);
@@ -85,10 +118,28 @@ export function shardFiles(index: number, count: number): string[] {
   return shards[index]!.files;
 }
 
-/** Registers shard `index` of `count`: one suite per file, named for its path under test/. */
-export function registerShard(index: number, count: number): void {
-  for (const file of shardFiles(index, count))
-    describe(file, async () => {
+/**
+ * Registers shard `index` of `count`: one suite per file, named for its path under test/. With
+ * `store` 'postgres', the shard runs the store-dependent files (`isStoreDependent`) on PostgreSQL
+ * (`OUTREACH_TEST_STORE`, test/helpers/stores.ts), each suite named `postgres: <path>`; without
+ * a PostgreSQL server it skips them all, saying so in one line (and fails under `CI`).
+ */
+export async function registerShard(
+  index: number,
+  count: number,
+  store: 'sqlite' | 'postgres' = 'sqlite',
+): Promise<void> {
+  if (store === 'sqlite') {
+    for (const file of shardFiles(index, count))
+      describe(file, async () => {
+        await import(pathToFileURL(join(TEST_DIR, file)).href);
+      });
+    return;
+  }
+  process.env.OUTREACH_TEST_STORE = 'postgres';
+  const skip = await serviceSkip('postgres');
+  for (const file of shardFiles(index, count, isStoreDependent))
+    describe(`postgres: ${file}`, { skip }, async () => {
       await import(pathToFileURL(join(TEST_DIR, file)).href);
     });
 }

@@ -10,9 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
 import { createLogger } from '../../src/logger.js';
 import { revokeToken } from '../../src/repos/tokens.js';
-import { generateToken } from '../../src/domain/tokens.js';
+import { generateToken, hashToken } from '../../src/domain/tokens.js';
 import { API, type TestServer } from '../helpers/harness.js';
 import { startWriteServer } from '../writes/helpers.js';
+import { sqlGet, sqlScript } from '../helpers/sql.js';
 
 const FIELDS = [
   'time',
@@ -89,7 +90,7 @@ describe('access log', () => {
     const noScope = await t.mintToken('acct_a', []);
     const revoked = await t.mintToken('acct_a', ['projects:read']);
     const revokedId = (
-      t.store.sqlite.prepare('SELECT id FROM api_tokens ORDER BY rowid DESC LIMIT 1').get() as { id: string }
+      (await sqlGet(t.store, 'SELECT id FROM api_tokens WHERE token_hash = ?', hashToken(revoked))) as { id: string }
     ).id;
     assert.ok(await revokeToken(t.store.db, revokedId, isoAt(t.clock.now())));
     const expired = await t.mintToken('acct_a', ['projects:read'], { expiresAt: isoAt(t.clock.now() - 1000) });
@@ -147,7 +148,7 @@ describe('access log', () => {
     let status = 0;
     while (status !== 429) status = await send('GET', `${API}/me`, { auth: bearer(good) });
     // A 500: the table behind the keyword list is gone.
-    t.store.sqlite.exec('ALTER TABLE keywords RENAME TO keywords_gone');
+    await sqlScript(t.store, 'ALTER TABLE keywords RENAME TO keywords_gone');
     try {
       assert.equal(await send('GET', `${API}/projects/prj_a1/sites/site_a1/keywords`, { auth: bearer(noScope) }), 403);
       const seo = await t.mintToken('acct_a', ['sites:read']);
@@ -168,7 +169,7 @@ describe('access log', () => {
         statuses.add(500);
       }
     } finally {
-      t.store.sqlite.exec('ALTER TABLE keywords_gone RENAME TO keywords');
+      await sqlScript(t.store, 'ALTER TABLE keywords_gone RENAME TO keywords');
     }
 
     for (const code of [200, 202, 401, 403, 404, 405, 415, 422, 429, 500])

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ALL_SCOPES, startTestServer, type TestServer } from '../helpers/harness.js';
+import { sqlGet, sqlRun } from '../helpers/sql.js';
 
 interface Operation {
   method: string;
@@ -15,19 +16,19 @@ interface Operation {
 }
 
 /** The first record under site_a1 / acct_a for each path parameter of the small fixture. */
-function pathIds(t: TestServer): Record<string, string | undefined> {
-  const one = (sql: string) => (t.store.sqlite.prepare(sql).get() as { id: string } | undefined)?.id;
+async function pathIds(t: TestServer): Promise<Record<string, string | undefined>> {
+  const one = async (sql: string) => ((await sqlGet(t.store, sql)) as { id: string } | undefined)?.id;
   return {
     projectId: 'prj_a1',
     workspaceId: 'prj_a1',
     siteId: 'site_a1',
-    backlinkId: one("SELECT id FROM backlinks WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
-    prospectId: one("SELECT id FROM prospects WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
-    contactId: one("SELECT id FROM contacts WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
-    leadId: one("SELECT id FROM leads WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
-    draftId: one("SELECT id FROM drafts WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
-    threadId: one("SELECT id FROM threads WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
-    jobId: one("SELECT id FROM discovery_jobs WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
+    backlinkId: await one("SELECT id FROM backlinks WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
+    prospectId: await one("SELECT id FROM prospects WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
+    contactId: await one("SELECT id FROM contacts WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
+    leadId: await one("SELECT id FROM leads WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
+    draftId: await one("SELECT id FROM drafts WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
+    threadId: await one("SELECT id FROM threads WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
+    jobId: await one("SELECT id FROM discovery_jobs WHERE site_id = 'site_a1' ORDER BY id LIMIT 1"),
   };
 }
 
@@ -44,7 +45,7 @@ describe('access rules of every operation', () => {
   let ids: Record<string, string | undefined>;
   before(async () => {
     t = await startTestServer({ fixture: 'small', config: { 'limits.requestsPerMinute': 0 } });
-    ids = pathIds(t);
+    ids = await pathIds(t);
     const doc = t.server.app.openapi as { paths: Record<string, Record<string, { 'x-required-scope'?: string }>> };
     operations = Object.entries(doc.paths).flatMap(([template, item]) =>
       Object.entries(item).map(([method, op]) => ({
@@ -56,7 +57,7 @@ describe('access rules of every operation', () => {
   });
   after(() => t.close());
 
-  it('documents a required scope for every operation but GET /me', () => {
+  it('documents a required scope for every operation but GET /me', async () => {
     assert.ok(operations.length > 10);
     for (const op of operations) {
       if (op.template === '/me') assert.equal(op.scope, undefined);
@@ -101,7 +102,7 @@ describe('access rules of every operation', () => {
           422,
           `${op.method} ${op.template}: an empty body is invalid (validation runs before lookups)`,
         );
-      revokeAll(t);
+      await revokeAll(t);
     }
   });
 
@@ -135,13 +136,11 @@ describe('access rules of every operation', () => {
       assert.equal(a.status, 200, `${op.template}: ${JSON.stringify(a.body)}`);
       assert.deepEqual(a.body, b.body, op.template);
     }
-    revokeAll(t);
+    await revokeAll(t);
   });
 });
 
 /** Keeps the account under the 10-active-token limit between checks. */
-function revokeAll(t: TestServer) {
-  t.store.sqlite
-    .prepare("UPDATE api_tokens SET revoked_at = '2000-01-01T00:00:00.000Z' WHERE revoked_at IS NULL")
-    .run();
+async function revokeAll(t: TestServer) {
+  await sqlRun(t.store, "UPDATE api_tokens SET revoked_at = '2000-01-01T00:00:00.000Z' WHERE revoked_at IS NULL");
 }

@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { sqlAll, sqlGet } from '../helpers/sql.js';
 
 type Item = Record<string, any>;
 /** Negative when `a` comes first. */
@@ -183,8 +184,8 @@ const BAD_PAGING: [string, string][] = [
 describe('every paginated list', () => {
   let t: TestServer;
   let token: string;
-  const one = (sql: string, ...params: unknown[]) =>
-    t.store.sqlite.prepare(sql).get(...params) as Record<string, string>;
+  const one = async (sql: string, ...params: unknown[]) =>
+    (await sqlGet(t.store, sql, ...params)) as Record<string, string>;
   const pathOf = (template: string, ids: Record<string, string>) =>
     template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
   const page = (list: ListEndpoint, body: any): { items: Item[]; pagination: any } => ({
@@ -198,7 +199,7 @@ describe('every paginated list', () => {
    * The path ids of a list: acct_demo's records with the most rows in the list (its project
    * prj_demo_main for a project's list; the site, or the parent record, with the most rows).
    */
-  function idsFor(list: ListEndpoint): Record<string, string> {
+  async function idsFor(list: ListEndpoint): Promise<Record<string, string>> {
     const ids: Record<string, string> = {
       accountId: 'acct_demo',
       projectId: 'prj_demo_main',
@@ -208,9 +209,9 @@ describe('every paginated list', () => {
     const mine = "project_id IN (SELECT id FROM projects WHERE account_id = 'acct_demo')";
     if (list.parent) {
       const top =
-        one(`SELECT ${column} AS id FROM ${list.from} WHERE ${column} IN (SELECT id FROM ${list.parent} WHERE ${mine})
+        await one(`SELECT ${column} AS id FROM ${list.from} WHERE ${column} IN (SELECT id FROM ${list.parent} WHERE ${mine})
         GROUP BY ${column} ORDER BY count(*) DESC, ${column} LIMIT 1`);
-      const parent = one(`SELECT site_id, project_id FROM ${list.parent} WHERE id = ?`, top.id);
+      const parent = await one(`SELECT site_id, project_id FROM ${list.parent} WHERE id = ?`, top.id);
       Object.assign(ids, {
         [list.scope]: top.id,
         siteId: parent.site_id,
@@ -218,8 +219,8 @@ describe('every paginated list', () => {
         workspaceId: parent.project_id,
       });
     } else if (list.scope === 'siteId') {
-      const top = one(
-        `SELECT site_id, project_id FROM ${list.from} WHERE ${mine} GROUP BY site_id ORDER BY count(*) DESC, site_id LIMIT 1`,
+      const top = await one(
+        `SELECT site_id, min(project_id) AS project_id FROM ${list.from} WHERE ${mine} GROUP BY site_id ORDER BY count(*) DESC, site_id LIMIT 1`,
       );
       Object.assign(ids, { siteId: top.site_id, projectId: top.project_id, workspaceId: top.project_id });
     }
@@ -232,7 +233,7 @@ describe('every paginated list', () => {
   });
   after(() => t.close());
 
-  it('has a row for every operation that takes page and limit', () => {
+  it('has a row for every operation that takes page and limit', async () => {
     const doc = t.server.app.openapi as {
       paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
     };
@@ -262,9 +263,9 @@ describe('every paginated list', () => {
       };
 
       before(async () => {
-        ids = idsFor(list);
+        ids = await idsFor(list);
         stored = (
-          t.store.sqlite.prepare(`SELECT id FROM ${list.from} WHERE ${list.where}`).all(ids[list.scope]) as {
+          (await sqlAll(t.store, `SELECT id FROM ${list.from} WHERE ${list.where}`, ids[list.scope])) as {
             id: string;
           }[]
         ).map((r) => r.id);
@@ -276,7 +277,7 @@ describe('every paginated list', () => {
         }
       });
 
-      it('lists exactly the records of its scope, each once, in the documented order with id breaking ties', () => {
+      it('lists exactly the records of its scope, each once, in the documented order with id breaking ties', async () => {
         assert.ok(stored.length >= 2, `the demo has ${stored.length} records for ${list.template}`);
         assert.deepEqual(all.map((i) => i.id).sort(), [...stored].sort());
         assert.deepEqual(all, [...all].sort(list.order));

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../helpers/harness.js';
 import { startWriteServer } from '../writes/helpers.js';
+import { sqlGet, sqlRun } from '../helpers/sql.js';
 
 const REPLY = '/projects/prj_a1/sites/site_a1/threads/thr_a1/replies';
 const METRICS_TOKEN = 'metrics-secret-7f3a9c';
@@ -90,21 +91,25 @@ describe('health and readiness', () => {
   });
 
   it('answers 503 NOT_READY while the schema is not the latest migration', async () => {
-    const newest = t.store.sqlite.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number };
-    const saved = t.store.sqlite.prepare('SELECT * FROM schema_migrations WHERE version = ?').get(newest.v) as Record<
+    const newest = (await sqlGet(t.store, 'SELECT MAX(version) AS v FROM schema_migrations')) as { v: number };
+    const saved = (await sqlGet(t.store, 'SELECT * FROM schema_migrations WHERE version = ?', newest.v)) as Record<
       string,
       unknown
     >;
-    t.store.sqlite.prepare('DELETE FROM schema_migrations WHERE version = ?').run(newest.v);
+    await sqlRun(t.store, 'DELETE FROM schema_migrations WHERE version = ?', newest.v);
     try {
       const res = await getRoot(t, '/readyz');
       assert.equal(res.status, 503);
       assert.equal(res.body.error.code, 'NOT_READY');
       assert.match(res.body.error.message, /schema/);
     } finally {
-      t.store.sqlite
-        .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-        .run(saved.version, saved.name, saved.applied_at);
+      await sqlRun(
+        t.store,
+        'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+        saved.version,
+        saved.name,
+        saved.applied_at,
+      );
     }
     assert.equal((await getRoot(t, '/readyz')).status, 200);
   });

@@ -11,6 +11,7 @@ import { generateToken } from '../../src/domain/tokens.js';
 import { account, project } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 import { REDIS_URL, redisKeyPrefix, serviceSkip } from '../helpers/services.js';
+import { sqlGet, sqlScript } from '../helpers/sql.js';
 
 const PROJECTS = {
   accounts: [account('acct_p', { email: 'p@example.test', name: 'P', planExpiresAt: '2099-01-01T00:00:00Z' })],
@@ -86,11 +87,11 @@ describe('authentication', () => {
     assert.equal(
       active,
       (
-        t.store.sqlite
-          .prepare(
-            "SELECT count(*) AS n FROM api_tokens WHERE account_id = 'acct_p' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
-          )
-          .get(isoAt(t.clock.now())) as { n: number }
+        (await sqlGet(
+          t.store,
+          "SELECT count(*) AS n FROM api_tokens WHERE account_id = 'acct_p' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+          isoAt(t.clock.now()),
+        )) as { n: number }
       ).n,
     );
     await t.mintToken('acct_p', [], { expiresAt: isoAt(t.clock.now() + 1_000) });
@@ -291,7 +292,7 @@ describe('errors and the envelope', () => {
   });
 
   it('turns an unexpected failure into a bare 500; the log line has the request id, message and stack (server-side only)', async () => {
-    t.store.sqlite.exec('ALTER TABLE projects RENAME TO projects_elsewhere');
+    await sqlScript(t.store, 'ALTER TABLE projects RENAME TO projects_elsewhere');
     try {
       const res = await t.get('/projects', token);
       assert.equal(res.status, 500);
@@ -302,11 +303,15 @@ describe('errors and the envelope', () => {
       const line = logged.find((l) => l.includes(res.headers.get('x-request-id')!));
       assert.ok(line, 'the failure is logged with its request id');
       // decisions.md §15: the message and stack are for the operator, in the log, never in the body.
-      assert.match(line!, /"message":"no such table: projects"/);
-      assert.match(line!, /"stack":"SqliteError: no such table: projects\\n\s+at /);
+      // SQLite's words, or PostgreSQL's.
+      assert.match(line!, /"message":"(no such table: projects|relation \\"projects\\" does not exist)"/);
+      assert.match(
+        line!,
+        /"stack":"(SqliteError: no such table: projects|error: relation \\"projects\\" does not exist)\\n\s+at /,
+      );
       assert.ok(!line!.includes(token), 'no token in the log line');
     } finally {
-      t.store.sqlite.exec('ALTER TABLE projects_elsewhere RENAME TO projects');
+      await sqlScript(t.store, 'ALTER TABLE projects_elsewhere RENAME TO projects');
     }
   });
 

@@ -98,7 +98,7 @@ describe('a token in the URL', () => {
       for (const core of cores) assert.ok(!decodeAll(text).includes(core), `${where} holds a token (${core}…)`);
   });
 
-  it('is masked in any log line, e.g. an error message or a stack', () => {
+  it('is masked in any log line, e.g. an error message or a stack', async () => {
     const logged: string[] = [];
     const logger = createLogger({ destination: { write: (line: string) => void logged.push(line) } });
     logger.log('error', 'unexpected failure', {
@@ -109,7 +109,7 @@ describe('a token in the URL', () => {
     assert.ok(!decodeAll(logged[0]!).includes(cores[0]!));
   });
 
-  it('leaves text without a token as it was', () => {
+  it('leaves text without a token as it was', async () => {
     for (const text of ['/api/public/v1/projects/prj_1', '/a%20b/%41', 'oapi_…', 'curl/8.0'])
       assert.equal(maskTokens(text), text);
     assert.equal(maskTokens(`a ${secret} b ${DEMO_TOKEN}`), 'a oapi_[masked] b oapi_[masked]');

@@ -20,6 +20,7 @@ import { runInboxPass, type ConnectionSummary, type InboxPassOptions } from '../
 import { account, contact, project, prospect, site, thread } from '../helpers/fixture.js';
 import type { TestDovecot } from '../helpers/dovecot.js';
 import { startTestServer, type HarnessOptions, type TestServer } from '../helpers/harness.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 export const T0 = '2026-10-01T09:00:00.000Z';
 const stamp = { createdAt: T0, updatedAt: T0 };
@@ -287,11 +288,15 @@ export function dsn(options: {
 
 /** A row of the store, for assertions. */
 export const row = <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]) =>
-  t.store.sqlite.prepare(sql).get(...params) as T;
+  sqliteStore(t.store)
+    .sqlite.prepare(sql)
+    .get(...params) as T;
 
 /** Rows of the store, for assertions. */
 export const rows = <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]) =>
-  t.store.sqlite.prepare(sql).all(...params) as T[];
+  sqliteStore(t.store)
+    .sqlite.prepare(sql)
+    .all(...params) as T[];
 
 /** One pass of the inbox sync over `t`'s store, as its worker runs it; resolves with the summaries. */
 export const pass = (t: TestServer, options: InboxPassOptions = {}) => {

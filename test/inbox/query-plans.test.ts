@@ -15,6 +15,7 @@ import { silentLogger } from '../../src/logger.js';
 import { messageOfFields } from '../../src/workers/inbox-message.js';
 import { decide } from '../../src/workers/inbox-record.js';
 import { ANA, inboxFixture, outboxId } from './helpers.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 describe('query plans of the inbox lookups', () => {
   let store: Store;
@@ -40,9 +41,11 @@ describe('query plans of the inbox lookups', () => {
       stop();
     }
     return queries.map((q) =>
-      (store.sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.parameters) as { detail: string }[]).map(
-        (r) => r.detail,
-      ),
+      (
+        sqliteStore(store)
+          .sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+          .all(...q.parameters) as { detail: string }[]
+      ).map((r) => r.detail),
     );
   }
 

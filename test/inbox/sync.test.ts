@@ -38,6 +38,7 @@ import {
   storedAs,
   summaryOf,
 } from './helpers.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 const skip = await serviceSkip('dovecot');
 
@@ -262,7 +263,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     });
     // A crash before the position was recorded: the next pass (a new holder, as after a restart)
     // reads the last initialDays again and drops what it stored.
-    t.store.sqlite.exec('DELETE FROM inbox_mailboxes');
+    sqliteStore(t.store).sqlite.exec('DELETE FROM inbox_mailboxes');
     const again = summaryOf(await pass(t));
     assert.equal(again.fetched, 4);
     assert.equal(again.duplicates, 4);
@@ -271,7 +272,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     // The same reply in a second mailbox of the site (a copy to a colleague): stored once.
     dovecot.deliver('box4', once, at);
     const second = { ...t.server.app.deps.config.inbox.connections.conn_in!, user: 'box4' };
-    t.store.sqlite.exec(
+    sqliteStore(t.store).sqlite.exec(
       "INSERT INTO email_connections (id, site_id, project_id, provider, status, account_email, has_error, created_at, updated_at) VALUES ('conn_in2', 'site_in', 'prj_in', 'smtp', 'connected', 'box4@trailgear.example', 0, '2026-10-01T09:00:00.000Z', '2026-10-01T09:00:00.000Z')",
     );
     const { config, logger } = t.server.app.deps;
@@ -439,7 +440,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     const t = await server({ user: 'box9', two: false });
     dovecot.deliver('box9', mail({ messageId: '<leased@blog.example>', from: ANA }), { receivedAt: t.clock.now() });
     const until = isoAt(t.clock.now() + 60_000);
-    t.store.sqlite.prepare("INSERT INTO inbox_leases VALUES ('conn_in', 'inbox_other', ?)").run(until);
+    sqliteStore(t.store).sqlite.prepare("INSERT INTO inbox_leases VALUES ('conn_in', 'inbox_other', ?)").run(until);
     assert.deepEqual(summaryOf(await pass(t)), {
       connectionId: 'conn_in',
       status: 'busy',
@@ -460,7 +461,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
         receivedAt: t.clock.now(),
       });
     // A second instance: its own connection to the same database file, its own holder.
-    const other = await openStore(t.store.path);
+    const other = await openStore(sqliteStore(t.store).path);
     try {
       const { config, logger } = t.server.app.deps;
       const [a, b] = await Promise.all([pass(t), runInboxPass({ store: other, clock: t.clock, config, logger }, {})]);
@@ -468,7 +469,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       assert.deepEqual(results.map((s) => s.status).sort(), ['busy', 'ok']);
       assert.equal(results[0]!.matched + results[1]!.matched, 60);
       // The lease expires (the other instance stopped mid-way, say), and both read it all again.
-      t.store.sqlite.exec('DELETE FROM inbox_mailboxes');
+      sqliteStore(t.store).sqlite.exec('DELETE FROM inbox_mailboxes');
       const [c, d] = await Promise.all([
         pass(t, { holder: 'inbox_a' }),
         runInboxPass({ store: other, clock: t.clock, config, logger }, { holder: 'inbox_b' }),
@@ -624,14 +625,14 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     const at = { receivedAt: t.clock.now() };
     dovecot.deliver('box16', mail({ messageId: '<fine@blog.example>', from: ANA }), at);
     dovecot.deliver('box16', mail({ messageId: '<fails@blog.example>', from: CAT }), at);
-    t.store.sqlite.exec(
+    sqliteStore(t.store).sqlite.exec(
       "CREATE TEMP TRIGGER refuse BEFORE INSERT ON thread_messages WHEN new.inbound_message_id = '<fails@blog.example>' BEGIN SELECT RAISE(ABORT, 'disk full'); END",
     );
     const failed = summaryOf(await pass(t));
     assert.deepEqual([failed.status, failed.error, failed.fetched], ['error', 'the store failed', 0]);
     assert.equal(storedAs(t, '<fine@blog.example>').length, 0, 'the batch rolled back whole');
     assert.equal(row(t, 'SELECT count(*) AS n FROM inbox_mailboxes').n, 0);
-    t.store.sqlite.exec('DROP TRIGGER temp.refuse');
+    sqliteStore(t.store).sqlite.exec('DROP TRIGGER temp.refuse');
     assert.equal(summaryOf(await pass(t)).matched, 2);
   });
 });

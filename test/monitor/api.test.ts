@@ -132,7 +132,7 @@ it('outreach-api backlinks check --all from another process moves every backlink
   const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      [bin, '--db', t.store.path, 'backlinks', 'check', '--all'],
+      [bin, '--db', t.location, 'backlinks', 'check', '--all'],
       {
         env: {
           PATH: process.env.PATH,

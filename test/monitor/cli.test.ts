@@ -14,8 +14,10 @@ import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
 import { cliBundle, cli as runCli } from '../helpers/cli.js';
+import { type FreshStore, freshStore } from '../helpers/stores.js';
 import { assertConsistent, documentOf, TARGET, type BacklinkSpec } from './helpers.js';
 import { html, startTestSite, type TestSite } from './site.js';
+import { sqlAll } from '../helpers/sql.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'outreach-monitor-cli-'));
 const config = join(dir, 'config.json');
@@ -30,22 +32,29 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const stores: FreshStore[] = [];
+after(async () => {
+  for (const fresh of stores) await fresh.dispose();
+});
+
+/** A database of this process's store holding `backlinks` (test/helpers/stores.ts); its location for `--db`. */
 async function database(name: string, backlinks: BacklinkSpec[]): Promise<string> {
-  const path = join(dir, `${name}.db`);
-  const store = await openStore(path);
+  const fresh = await freshStore(mkdtempSync(join(dir, `${name}-`)), 'empty');
+  stores.push(fresh);
+  const store = await openStore(fresh.location);
   await migrate(store);
   await importDocument(store, documentOf(backlinks));
   await store.close();
-  return path;
+  return fresh.location;
 }
 
 /** `backlinks check` in this process with the test's config file and no OUTREACH_API_* variables. */
 const cli = (args: string[]) => runCli(['--config', config, ...args]);
 
-async function withStore<T>(path: string, fn: (store: Store) => T): Promise<T> {
+async function withStore<T>(path: string, fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(path);
   try {
-    return fn(store);
+    return await fn(store);
   } finally {
     await store.close();
   }
@@ -127,9 +136,9 @@ describe('outreach-api backlinks check', () => {
       );
     });
     await new Promise((resolve) => child.once('close', resolve));
-    const recorded = await withStore(db, (store) => {
-      assertConsistent(store);
-      return store.sqlite.prepare('SELECT backlink_id AS id, status FROM backlink_checks').all() as {
+    const recorded = await withStore(db, async (store) => {
+      await assertConsistent(store);
+      return (await sqlAll(store, 'SELECT backlink_id AS id, status FROM backlink_checks')) as {
         id: string;
         status: string;
       }[];
@@ -143,11 +152,11 @@ describe('outreach-api backlinks check', () => {
     const rest = await cli(['--db', db, 'backlinks', 'check']);
     assert.equal(rest.code, 0, rest.stderr);
     assert.match(rest.stdout, new RegExp(`^checked +${30 - recorded.length}\\n`));
-    await withStore(db, (store) => {
-      assertConsistent(store);
-      const perBacklink = store.sqlite
-        .prepare('SELECT count(*) AS n FROM backlink_checks GROUP BY backlink_id')
-        .all() as { n: number }[];
+    await withStore(db, async (store) => {
+      await assertConsistent(store);
+      const perBacklink = (await sqlAll(store, 'SELECT count(*) AS n FROM backlink_checks GROUP BY backlink_id')) as {
+        n: number;
+      }[];
       assert.equal(perBacklink.length, 30);
       assert.ok(
         perBacklink.every((r) => r.n === 1),

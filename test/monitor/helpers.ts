@@ -16,6 +16,8 @@ import { importDocument } from '../../src/import/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { runMonitorPass, type PassOptions } from '../../src/workers/monitor.js';
 import { account, project, site } from '../helpers/fixture.js';
+import { sqlAll, sqlGet } from '../helpers/sql.js';
+import { freshStore } from '../helpers/stores.js';
 
 export const T0 = '2026-03-01T09:00:00.000Z';
 export const TARGET = 'https://www.acme.test/guide/';
@@ -65,15 +67,16 @@ export interface MonitorFixture {
   clock: FakeClock;
   config: Config;
   dir: string;
+  /** The store's location: a SQLite file, or a PostgreSQL URL (test/helpers/stores.ts). */
   dbPath: string;
   pass(options?: PassOptions, monitor?: Record<string, unknown>): ReturnType<typeof runMonitorPass>;
-  backlink(id: string): {
+  backlink(id: string): Promise<{
     status: string;
     observed_anchor: string | null;
     last_checked_at: string | null;
     updated_at: string;
-  };
-  checks(id: string): CheckRow[];
+  }>;
+  checks(id: string): Promise<CheckRow[]>;
   close(): Promise<void>;
 }
 
@@ -107,7 +110,8 @@ export async function monitorFixture(
   monitor: Record<string, unknown> = {},
 ): Promise<MonitorFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'outreach-api-monitor-'));
-  const dbPath = join(dir, 'monitor.db');
+  const fresh = await freshStore(dir, 'empty');
+  const dbPath = fresh.location;
   const store = await openStore(dbPath);
   await migrate(store);
   const clock = new FakeClock(Date.parse('2026-03-10T12:00:00.000Z'));
@@ -123,14 +127,19 @@ export async function monitorFixture(
     dbPath,
     pass: (options = {}, extra = {}) =>
       runMonitorPass({ store, clock, config: configWith(extra), logger: silentLogger }, options),
-    backlink: (id) =>
-      store.sqlite.prepare('SELECT * FROM backlinks WHERE id = ?').get(id) as ReturnType<MonitorFixture['backlink']>,
+    backlink: async (id) =>
+      (await sqlGet(store, 'SELECT * FROM backlinks WHERE id = ?', id)) as Awaited<
+        ReturnType<MonitorFixture['backlink']>
+      >,
     checks: (id) =>
-      store.sqlite
-        .prepare('SELECT * FROM backlink_checks WHERE backlink_id = ? ORDER BY checked_at DESC, id DESC')
-        .all(id) as CheckRow[],
+      sqlAll<CheckRow>(
+        store,
+        'SELECT * FROM backlink_checks WHERE backlink_id = ? ORDER BY checked_at DESC, id DESC',
+        id,
+      ),
     async close() {
       await store.close();
+      await fresh.dispose();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -140,30 +149,31 @@ export async function monitorFixture(
  * Every counter of `row_counts` for backlinks and checks equals a COUNT(*) of the rows, and every
  * backlink's newest check agrees with the backlink (status, last_checked_at): nothing half-written.
  */
-export function assertConsistent(store: Store): void {
-  const counted = (sql: string) =>
+export async function assertConsistent(store: Store): Promise<void> {
+  const counted = async (sql: string) =>
     Object.fromEntries(
-      (store.sqlite.prepare(sql).all() as { k: string; n: number }[]).filter((r) => r.n !== 0).map((r) => [r.k, r.n]),
+      ((await sqlAll(store, sql)) as { k: string; n: number }[])
+        .filter((r) => Number(r.n) !== 0)
+        .map((r) => [r.k, Number(r.n)]),
     );
   assert.deepEqual(
-    counted("SELECT scope || '|' || key AS k, n FROM row_counts WHERE tbl = 'backlinks' ORDER BY k"),
-    counted(
-      "SELECT k, count(*) AS n FROM (SELECT project_id || '|project:' || status AS k FROM backlinks UNION ALL SELECT site_id || '|site:' || status FROM backlinks) GROUP BY k ORDER BY k",
+    await counted("SELECT scope || '|' || key AS k, n FROM row_counts WHERE tbl = 'backlinks' ORDER BY k"),
+    await counted(
+      "SELECT k, count(*) AS n FROM (SELECT project_id || '|project:' || status AS k FROM backlinks UNION ALL SELECT site_id || '|site:' || status FROM backlinks) AS u GROUP BY k ORDER BY k",
     ),
     'backlink counters',
   );
   assert.deepEqual(
-    counted("SELECT scope || '|' || key AS k, n FROM row_counts WHERE tbl = 'backlink_checks' ORDER BY k"),
-    counted(
+    await counted("SELECT scope || '|' || key AS k, n FROM row_counts WHERE tbl = 'backlink_checks' ORDER BY k"),
+    await counted(
       "SELECT backlink_id || '|backlink' AS k, count(*) AS n FROM backlink_checks GROUP BY backlink_id ORDER BY k",
     ),
     'check counters',
   );
-  const mismatched = store.sqlite
-    .prepare(
-      `SELECT b.id FROM backlinks b JOIN backlink_checks c ON c.id = (SELECT id FROM backlink_checks WHERE backlink_id = b.id ORDER BY checked_at DESC, id DESC LIMIT 1)
-       WHERE c.checked_at > '2026-03-09' AND (c.status IS NOT b.status OR c.checked_at IS NOT b.last_checked_at)`,
-    )
-    .all();
+  const mismatched = await sqlAll(
+    store,
+    `SELECT b.id FROM backlinks b JOIN backlink_checks c ON c.id = (SELECT id FROM backlink_checks WHERE backlink_id = b.id ORDER BY checked_at DESC, id DESC LIMIT 1)
+       WHERE c.checked_at > '2026-03-09' AND (c.status IS DISTINCT FROM b.status OR c.checked_at IS DISTINCT FROM b.last_checked_at)`,
+  );
   assert.deepEqual(mismatched, [], 'backlinks whose newest check disagrees with them');
 }

@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { LinkScanner } from '../../src/workers/monitor-links.js';
 import { monitorFixture, TARGET, type MonitorFixture } from './helpers.js';
 import { html, startTestSite, type TestSite } from './site.js';
+import { sqlGet } from '../helpers/sql.js';
 
 const MIB = 1024 * 1024;
 /** Longest a pass over the hostile pages may take, ms. */
@@ -48,11 +49,11 @@ describe('backlink monitor: deeply nested pages', () => {
     const ms = performance.now() - started;
     assert.ok(ms < PASS_BOUND_MS, `the pass took ${Math.round(ms)} ms`);
     assert.equal(summary.checked, 2);
-    const nested = f.checks('bl_nested')[0]!;
+    const nested = (await f.checks('bl_nested'))[0]!;
     assert.equal(nested.status, 'error');
     assert.equal(nested.http_status, 200);
     assert.equal(nested.target_found, 0);
-    const after = f.checks('bl_nested_after')[0]!;
+    const after = (await f.checks('bl_nested_after'))[0]!;
     assert.equal(after.status, 'live', 'a link before the bound is found');
     assert.equal(after.observed_anchor, 'the guide');
   });
@@ -104,33 +105,32 @@ describe('backlink monitor: what a page controls is stored bounded', () => {
     await site.close();
   });
 
-  it('an unclosed link: its anchor text is 500 characters, whitespace collapsed, on the check and the backlink', () => {
-    const check = f.checks('bl_unclosed')[0]!;
+  it('an unclosed link: its anchor text is 500 characters, whitespace collapsed, on the check and the backlink', async () => {
+    const check = (await f.checks('bl_unclosed'))[0]!;
     assert.equal(check.status, 'live');
     const anchor = check.observed_anchor!;
     assert.equal(anchor.length, 500, `${anchor.length} characters`);
     assert.ok(anchor.startsWith('the guide lorem ipsum dolor lorem'), anchor.slice(0, 40));
     assert.doesNotMatch(anchor, /\s\s|[\n\t]|^\s|\s$/);
-    assert.equal(f.backlink('bl_unclosed').observed_anchor, anchor);
+    assert.equal((await f.backlink('bl_unclosed')).observed_anchor, anchor);
   });
 
-  it('a huge alt, rel or href: stored bounded too', () => {
-    const alt = f.checks('bl_alt')[0]!;
+  it('a huge alt, rel or href: stored bounded too', async () => {
+    const alt = (await f.checks('bl_alt'))[0]!;
     assert.equal(alt.status, 'live');
     assert.ok(alt.observed_anchor!.length <= 500 && alt.observed_anchor!.startsWith('lorem ipsum dolor'));
-    const rel = f.checks('bl_rel')[0]!;
+    const rel = (await f.checks('bl_rel'))[0]!;
     const tokens = JSON.parse(rel.observed_rel) as string[];
     assert.ok(tokens.includes('nofollow') && tokens.includes('ugc'), 'the first tokens are kept');
     assert.ok(tokens.length > 50 && tokens.join(' ').length <= 500, `${tokens.join(' ').length} characters`);
-    const href = f.checks('bl_href')[0]!;
+    const href = (await f.checks('bl_href'))[0]!;
     assert.equal(href.status, 'live');
     assert.ok(href.observed_target_url!.length <= 2048, `${href.observed_target_url!.length} characters`);
     assert.ok(href.observed_target_url!.startsWith(`${TARGET}#xxx`));
-    const stored = f.store.sqlite
-      .prepare(
-        'SELECT max(length(observed_anchor) + length(observed_rel) + length(observed_target_url)) AS n FROM backlink_checks',
-      )
-      .get() as { n: number };
+    const stored = (await sqlGet(
+      f.store,
+      'SELECT max(length(observed_anchor) + length(observed_rel) + length(observed_target_url)) AS n FROM backlink_checks',
+    )) as { n: number };
     assert.ok(stored.n <= 500 + 600 + 2048, `largest check: ${stored.n} characters`);
   });
 });

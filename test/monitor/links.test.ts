@@ -35,7 +35,7 @@ describe('normaliseUrl', () => {
     assert.equal(normaliseUrl('https://example.com'), normaliseUrl('http://www.example.com/')));
   it('resolves against a base', () =>
     assert.equal(normaliseUrl('../guide/?a=1&b=2', 'https://example.com/x/y'), normaliseUrl(TARGET)));
-  it('never matches what is not an http(s) URL', () => {
+  it('never matches what is not an http(s) URL', async () => {
     assert.equal(normaliseUrl('mailto:a@example.com'), null);
     assert.equal(normaliseUrl('javascript:void(0)'), null);
     assert.equal(normaliseUrl('http://'), null);
@@ -106,7 +106,7 @@ describe('LinkScanner', () => {
 });
 
 describe('headerNofollow (X-Robots-Tag)', () => {
-  it('reads unscoped and googlebot or monitor scoped directives, not other crawlers', () => {
+  it('reads unscoped and googlebot or monitor scoped directives, not other crawlers', async () => {
     assert.equal(headerNofollow('noindex, nofollow'), true);
     assert.equal(headerNofollow(['noarchive', 'none']), true);
     assert.equal(headerNofollow('googlebot: nofollow'), true);

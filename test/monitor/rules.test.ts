@@ -186,7 +186,7 @@ describe('backlink monitor: one pass over every rule', () => {
     const now = isoAt(f.clock.now());
     for (const id of ids) {
       const c = cases[id]!;
-      const checks = f.checks(id);
+      const checks = await f.checks(id);
       assert.equal(checks.length, 1, `${id}: one check`);
       const check = checks[0]!;
       assert.equal(check.status, c.expect, `${id}: status`);
@@ -209,21 +209,21 @@ describe('backlink monitor: one pass over every rule', () => {
         assert.equal(check.observed_target_url, null);
       }
       if (c.anchor !== undefined) assert.equal(check.observed_anchor, c.anchor, `${id}: observedAnchor`);
-      const backlink = f.backlink(id);
+      const backlink = await f.backlink(id);
       assert.equal(backlink.status, c.expect, `${id}: backlink status`);
       assert.equal(backlink.last_checked_at, now);
       assert.equal(backlink.updated_at, now);
       assert.equal(backlink.observed_anchor, found ? check.observed_anchor : null, `${id}: backlink observedAnchor`);
     }
-    assert.equal(f.checks('bl_redirect')[0]!.observed_target_url, TARGET);
-    assert.equal(f.checks('bl_relative')[0]!.observed_target_url, `${A}/guide/`, 'resolved against the page');
-    assert.equal(f.checks('bl_variants')[0]!.observed_target_url, 'http://acme.test/guide?utm_source=news#top');
-    assertConsistent(f.store);
+    assert.equal((await f.checks('bl_redirect'))[0]!.observed_target_url, TARGET);
+    assert.equal((await f.checks('bl_relative'))[0]!.observed_target_url, `${A}/guide/`, 'resolved against the page');
+    assert.equal((await f.checks('bl_variants'))[0]!.observed_target_url, 'http://acme.test/guide?utm_source=news#top');
+    await assertConsistent(f.store);
   });
 
-  it('never fetched a closed backlink, read robots.txt once per pass, and sent the monitor user agent', () => {
-    assert.equal(f.backlink('bl_closed').status, 'closed');
-    assert.deepEqual(f.checks('bl_closed'), []);
+  it('never fetched a closed backlink, read robots.txt once per pass, and sent the monitor user agent', async () => {
+    assert.equal((await f.backlink('bl_closed')).status, 'closed');
+    assert.deepEqual(await f.checks('bl_closed'), []);
     assert.deepEqual(site.requestsTo(R), []);
     assert.equal(site.requestsTo(A).filter((r) => r.path === '/robots.txt').length, 2, 'two passes so far');
     assert.equal(
@@ -249,8 +249,8 @@ describe('backlink monitor: one pass over every rule', () => {
     // (a page that times out here is still checked and counted, as an error).
     const again = await f.pass({}, { 'monitor.timeoutMs': 1_000 });
     assert.equal(again.checked, Object.keys(cases).length);
-    assert.equal(f.checks('bl_live').length, 2);
-    assertConsistent(f.store);
+    assert.equal((await f.checks('bl_live')).length, 2);
+    await assertConsistent(f.store);
   });
 });
 
@@ -278,7 +278,7 @@ describe('backlink monitor: changes over passes', () => {
       site.route(`${A}/b`, html(b));
       await f.pass();
       f.clock.advance(day);
-      return [f.backlink('bl_a'), f.backlink('bl_b')];
+      return [await f.backlink('bl_a'), await f.backlink('bl_b')];
     };
     let [a, b] = await step(link('', 'first'), link('', 'b'));
     assert.equal(a!.status, 'live');
@@ -287,14 +287,14 @@ describe('backlink monitor: changes over passes', () => {
     assert.equal(a!.observed_anchor, 'second');
     assert.equal(b!.status, 'lost');
     assert.equal(b!.observed_anchor, 'b', 'kept when the link is not found');
-    assert.equal(f.checks('bl_b')[0]!.observed_anchor, null);
+    assert.equal((await f.checks('bl_b'))[0]!.observed_anchor, null);
     [a, b] = await step(link('rel="nofollow"', 'second'), link('', 'b'));
     assert.equal(a!.status, 'changed', 'rel differs');
     assert.equal(b!.status, 'live', 'found again after a check that did not find it: live, not changed');
     [a] = await step(link('rel="nofollow"', 'second'), link('', 'b'));
     assert.equal(a!.status, 'live', 'same anchor and rel as the previous check');
-    assert.equal(f.checks('bl_a').length, 4);
-    assertConsistent(f.store);
+    assert.equal((await f.checks('bl_a')).length, 4);
+    await assertConsistent(f.store);
   });
 
   it('--all checks what is not due; scope narrows to a site or to backlink ids', async () => {
@@ -304,8 +304,8 @@ describe('backlink monitor: changes over passes', () => {
     assert.equal((await f.pass({ all: true, scope: { siteId: 'site_n' } })).checked, 1);
     assert.equal((await f.pass({ all: true, scope: { backlinkIds: ['bl_a'] } })).checked, 1);
     assert.equal((await f.pass({ all: true, scope: { projectId: 'prj_other' } })).checked, 0);
-    assert.equal(f.checks('bl_a').length, 4 + 3);
-    assertConsistent(f.store);
+    assert.equal((await f.checks('bl_a')).length, 4 + 3);
+    await assertConsistent(f.store);
   });
 });
 
@@ -322,7 +322,7 @@ describe('backlink monitor: addresses and robots.txt', () => {
       'monitor.allowPrivateNetworks': false,
     });
     await f.pass();
-    const [check] = f.checks('bl_p');
+    const [check] = await f.checks('bl_p');
     assert.equal(check!.status, 'error');
     assert.equal(check!.http_status, null);
     assert.equal(site.log.length, 0);
@@ -334,7 +334,7 @@ describe('backlink monitor: addresses and robots.txt', () => {
     site.route(`${origin}/robots.txt`, status(503));
     const f = await monitorFixture([{ id: 'bl_p', sourceUrl: `${origin}/p` }]);
     await f.pass();
-    assert.equal(f.checks('bl_p')[0]!.status, 'error');
+    assert.equal((await f.checks('bl_p'))[0]!.status, 'error');
     assert.deepEqual(
       site.log.map((r) => r.path),
       ['/robots.txt'],
@@ -342,7 +342,7 @@ describe('backlink monitor: addresses and robots.txt', () => {
     site.route(`${origin}/robots.txt`, status(404));
     f.clock.advance(1000);
     await f.pass({ all: true });
-    assert.equal(f.checks('bl_p')[0]!.status, 'live');
+    assert.equal((await f.checks('bl_p'))[0]!.status, 'live');
     await f.pass({ all: true }, { 'monitor.respectRobotsTxt': false });
     assert.deepEqual(
       site.log.map((r) => r.path),

@@ -41,9 +41,10 @@ it('stop() finishes and records the fetches in hand, starts no other, and leaves
   assert.equal(site.log.length, 2, 'no fetch started after stop()');
   assert.ok(site.log.every((r) => r.end !== null));
   const checked = site.log.map((r) => `bl_s${site.origins.indexOf(`http://${r.host}`)}`).sort();
-  for (const id of checked) assert.equal(f.backlink(id).status, 'live', `${id}: the fetch in hand was recorded`);
+  for (const id of checked)
+    assert.equal((await f.backlink(id)).status, 'live', `${id}: the fetch in hand was recorded`);
   const due = site.origins.map((_, i) => `bl_s${i}`).filter((id) => !checked.includes(id));
-  for (const id of due) assert.equal(f.backlink(id).last_checked_at, null, `${id}: still due`);
-  assertConsistent(f.store);
+  for (const id of due) assert.equal((await f.backlink(id)).last_checked_at, null, `${id}: still due`);
+  await assertConsistent(f.store);
   assert.equal(await worker.runOnce(), 0, 'a stopped worker runs no pass');
 });

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { DRAFT_STATUSES, type DraftStatus } from '../../src/domain/enums.js';
 import { T, contact, draft as draftRecord, prospect, routeFixture } from '../helpers/fixture.js';
 import { startRouteServer, type TestServer } from '../helpers/harness.js';
+import { sqlRun } from '../helpers/sql.js';
 
 const message = (id: string, createdAt: string, extra: Record<string, unknown> = {}) => ({
   id,
@@ -212,11 +213,12 @@ describe('drafts', () => {
 
     it('shows the message drafts.message_id points at, not an older one', async () => {
       const now = T(9);
-      t.store.sqlite
-        .prepare(
-          "INSERT INTO draft_messages (id, draft_id, subject, body, created_at, updated_at) VALUES ('msg_drf_2_old', 'drf_2', 'Old', 'Old body text here', ?, ?)",
-        )
-        .run(now, now);
+      await sqlRun(
+        t.store,
+        "INSERT INTO draft_messages (id, draft_id, subject, body, created_at, updated_at) VALUES ('msg_drf_2_old', 'drf_2', 'Old', 'Old body text here', ?, ?)",
+        now,
+        now,
+      );
       const res = await t.get('/projects/prj_a1/sites/site_a1/drafts/drf_2', token);
       assert.equal(res.body.data.message.id, 'msg_drf_2');
     });

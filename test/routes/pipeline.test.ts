@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { BACKLINK_STATUSES, DRAFT_STATUSES, PROSPECT_STATUSES, THREAD_STATUSES } from '../../src/domain/enums.js';
 import { backlink, contact, draft, prospect, routeFixture, thread } from '../helpers/fixture.js';
 import { startRouteServer, type TestServer } from '../helpers/harness.js';
+import { sqlRun } from '../helpers/sql.js';
 
 const DOC = routeFixture({
   prospects: [
@@ -93,7 +94,7 @@ describe('pipeline', () => {
   });
 
   it('follows writes at once', async () => {
-    t.store.sqlite.prepare("UPDATE threads SET status = 'closed' WHERE id = 'thr_1'").run();
+    await sqlRun(t.store, "UPDATE threads SET status = 'closed' WHERE id = 'thr_1'");
     const res = await t.get(PATH, token);
     assert.deepEqual(res.body.data.threads, { open: 0, awaiting_reply: 0, replied: 2, closed: 2 });
   });

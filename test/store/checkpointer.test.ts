@@ -10,9 +10,11 @@ import { after, before, describe, it } from 'node:test';
 import { startBackgroundCheckpoints } from '../../src/db/checkpointer.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import type { Logger } from '../../src/logger.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 const autocheckpoint = (store: Store) =>
-  (store.sqlite.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+  (sqliteStore(store).sqlite.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
+    .wal_autocheckpoint;
 
 describe('background WAL checkpoints', () => {
   let dir: string;
@@ -22,7 +24,7 @@ describe('background WAL checkpoints', () => {
     // synchronous = NORMAL: in WAL mode a commit then waits for no fsync, and the 1,500 commits
     // below take milliseconds instead of seconds; checkpoints work the same.
     store = await openStore(join(dir, 'c.db'), { synchronous: 'normal' });
-    store.sqlite.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)');
+    sqliteStore(store).sqlite.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)');
   });
   after(async () => {
     await store.close();
@@ -35,17 +37,17 @@ describe('background WAL checkpoints', () => {
     const checkpointer = startBackgroundCheckpoints(store, { logger, intervalMs: 20 });
     assert.ok(checkpointer, 'a file store under Node gets one');
     assert.equal(autocheckpoint(store), 0, 'no checkpoint inside a commit');
-    const before = statSync(store.path).size;
-    const insert = store.sqlite.prepare('INSERT INTO filler (data) VALUES (?)');
+    const before = statSync(sqliteStore(store).path).size;
+    const insert = sqliteStore(store).sqlite.prepare('INSERT INTO filler (data) VALUES (?)');
     // ~1,500 pages, one commit each: past SQLite's default threshold of 1,000.
     for (let i = 0; i < 1500; i++) insert.run(Buffer.alloc(3000, i % 256));
     const deadline = Date.now() + 10_000;
     while (
-      (statSync(store.path).size <= before + 3000 * 1000 || checkpointer.stats.count === 0) &&
+      (statSync(sqliteStore(store).path).size <= before + 3000 * 1000 || checkpointer.stats.count === 0) &&
       Date.now() < deadline
     )
       await new Promise((r) => setTimeout(r, 20));
-    assert.ok(statSync(store.path).size > before + 3000 * 1000, 'the pages reached the database file');
+    assert.ok(statSync(sqliteStore(store).path).size > before + 3000 * 1000, 'the pages reached the database file');
     assert.ok(checkpointer.stats.count > 0);
     assert.ok(
       lines.some((l) => l.message === 'wal checkpoint' && typeof l.fields?.ms === 'number'),

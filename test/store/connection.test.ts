@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStore } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 describe('closing a store', () => {
   const dir = mkdtempSync(join(tmpdir(), 'outreach-close-'));
@@ -21,7 +22,7 @@ describe('closing a store', () => {
     await migrate(store);
     assert.ok(existsSync(`${path}-wal`), 'the migration wrote through the write-ahead log');
     await store.close();
-    assert.throws(() => store.sqlite.prepare('SELECT 1'), /not open/);
+    assert.throws(() => sqliteStore(store).sqlite.prepare('SELECT 1'), /not open/);
     assert.ok(!existsSync(`${path}-wal`), 'the last connection to close checkpoints and removes the log');
   });
 
@@ -30,6 +31,6 @@ describe('closing a store', () => {
     await migrate(store);
     await store.db.selectFrom('accounts').select('id').execute();
     await store.close();
-    assert.throws(() => store.sqlite.prepare('SELECT 1'), /not open/);
+    assert.throws(() => sqliteStore(store).sqlite.prepare('SELECT 1'), /not open/);
   });
 });

@@ -16,6 +16,7 @@ import { cachedCount } from '../../src/repos/data-cache.js';
 import { listLeads } from '../../src/repos/leads.js';
 import { listProspects } from '../../src/repos/prospects.js';
 import { SMALL } from '../helpers/fixture.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 const NOW = '2026-03-10T12:00:00.000Z';
 
@@ -23,7 +24,7 @@ describe('the data cache', () => {
   let dir: string;
   let store: Store;
   let other: Store;
-  const count = (sql: string) => (store.sqlite.prepare(sql).get() as { n: number }).n;
+  const count = (sql: string) => (sqliteStore(store).sqlite.prepare(sql).get() as { n: number }).n;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-cache-'));
@@ -43,9 +44,9 @@ describe('the data cache', () => {
     const counter = async () => ++counted;
     assert.equal(await cachedCount(store.db, 'k', counter), 1);
     assert.equal(await cachedCount(store.db, 'k', counter), 1, 'cached');
-    store.sqlite.prepare("UPDATE accounts SET name = 'Renamed' WHERE id = 'acct_a'").run();
+    sqliteStore(store).sqlite.prepare("UPDATE accounts SET name = 'Renamed' WHERE id = 'acct_a'").run();
     assert.equal(await cachedCount(store.db, 'k', counter), 2, 'own write');
-    other.sqlite.prepare("UPDATE accounts SET name = 'Renamed again' WHERE id = 'acct_a'").run();
+    sqliteStore(other).sqlite.prepare("UPDATE accounts SET name = 'Renamed again' WHERE id = 'acct_a'").run();
     assert.equal(await cachedCount(store.db, 'k', counter), 3, "another connection's commit");
     store.markChanged();
     assert.equal(await cachedCount(store.db, 'k', counter), 4, 'Store.markChanged() (a change SQLite does not count)');
@@ -72,25 +73,25 @@ describe('the data cache', () => {
     const leadsBefore = await leadTotal();
 
     const matching = (
-      store.sqlite
-        .prepare(
+      sqliteStore(store)
+        .sqlite.prepare(
           "SELECT id FROM prospects WHERE project_id = 'prj_a1' AND (title || ' ' || domain || ' ' || url || ' ' || coalesce(description, '')) LIKE '%trail%' LIMIT 1",
         )
         .get() as { id: string }
     ).id;
-    store.sqlite
-      .prepare(
+    sqliteStore(store)
+      .sqlite.prepare(
         "UPDATE prospects SET title = 'Nothing here', domain = 'x.example', url = 'https://x.example/', description = NULL WHERE id = ?",
       )
       .run(matching);
     assert.equal(await prospectTotal(), prospectMatches());
     assert.equal(prospectMatches(), before - 1);
 
-    other.sqlite.prepare("UPDATE prospects SET title = 'Trail again' WHERE id = ?").run(matching);
+    sqliteStore(other).sqlite.prepare("UPDATE prospects SET title = 'Trail again' WHERE id = ?").run(matching);
     assert.equal(await prospectTotal(), before);
 
-    other.sqlite
-      .prepare(
+    sqliteStore(other)
+      .sqlite.prepare(
         "UPDATE leads SET title = 'Boots wanted', redacted = 0, dismissed = 0 WHERE id = (SELECT id FROM leads WHERE project_id = 'prj_a1' AND title NOT LIKE '%boot%' AND body NOT LIKE '%boot%' AND redacted = 0 LIMIT 1)",
       )
       .run();

@@ -11,11 +11,12 @@ import { after, before, describe, it } from 'node:test';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { ENUM_CHECKS as EXPECTED } from '../helpers/check-lists.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 /** Every `column IN ('a', 'b', …)` of every table's CREATE statement, as `table.column` → values. */
 function checkLists(store: Store): Map<string, string[]> {
-  const tables = store.sqlite
-    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
+  const tables = sqliteStore(store)
+    .sqlite.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
     .all() as {
     name: string;
     sql: string;

@@ -14,6 +14,7 @@ import { importDocument } from '../../src/import/index.js';
 import { listBacklinks, type BacklinkFilter } from '../../src/repos/backlinks.js';
 import { ANCHOR_STRIDE } from '../../src/repos/page-anchors.js';
 import { account, project, site } from '../helpers/fixture.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 const ROWS = 2 * ANCHOR_STRIDE + 1500;
 const STATUSES = ['live', 'lost', 'pending'] as const;
@@ -57,8 +58,8 @@ describe('deep pages from anchors', () => {
       ...(filter.status ? ['status = @status'] : []),
     ].join(' AND ');
     return (
-      store.sqlite
-        .prepare(
+      sqliteStore(store)
+        .sqlite.prepare(
           `SELECT id FROM backlinks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`,
         )
         .all({ ...filter, limit, offset }) as { id: string }[]
@@ -116,15 +117,19 @@ describe('deep pages from anchors', () => {
 
   it('follows rows written through the same connection', async () => {
     await assertSame({ projectId: 'prj_1' }, 25, ANCHOR_STRIDE + 100);
-    store.sqlite.prepare("DELETE FROM backlinks WHERE id IN ('bl_000005', 'bl_000006', 'bl_000007')").run();
-    store.sqlite.prepare("UPDATE backlinks SET created_at = '2030-01-01T00:00:00.000Z' WHERE id = 'bl_001000'").run();
+    sqliteStore(store)
+      .sqlite.prepare("DELETE FROM backlinks WHERE id IN ('bl_000005', 'bl_000006', 'bl_000007')")
+      .run();
+    sqliteStore(store)
+      .sqlite.prepare("UPDATE backlinks SET created_at = '2030-01-01T00:00:00.000Z' WHERE id = 'bl_001000'")
+      .run();
     for (const offset of offsets) await assertSame({ projectId: 'prj_1' }, 25, offset);
   });
 
   it('follows rows another connection commits', async () => {
     await assertSame({ projectId: 'prj_1' }, 25, 2 * ANCHOR_STRIDE);
     await importDocument(other, document(ROWS, ROWS + 50), { nowIso: '2026-06-01T00:00:00.000Z' });
-    other.sqlite.prepare("DELETE FROM backlinks WHERE id = 'bl_000100'").run();
+    sqliteStore(other).sqlite.prepare("DELETE FROM backlinks WHERE id = 'bl_000100'").run();
     for (const offset of offsets) await assertSame({ projectId: 'prj_1' }, 25, offset);
   });
 });

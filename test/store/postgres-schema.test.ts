@@ -29,6 +29,7 @@ import { foldCase } from '../../src/db/sql-functions.js';
 import { COUNTED_TABLES } from '../../src/db/row-counters.js';
 import { ENUM_CHECKS } from '../helpers/check-lists.js';
 import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 const skip = await serviceSkip('postgres');
 
@@ -90,7 +91,10 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
     clients.push(c);
     return c;
   };
-  const sqliteAll = <R = Row>(text: string, ...params: unknown[]) => store.sqlite.prepare(text).all(...params) as R[];
+  const sqliteAll = <R = Row>(text: string, ...params: unknown[]) =>
+    sqliteStore(store)
+      .sqlite.prepare(text)
+      .all(...params) as R[];
 
   /** A date-time as an SQL literal, for every row written below. */
   const T = "'2026-03-01T00:00:00.000Z'";
@@ -103,7 +107,7 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
     let sqliteError: unknown;
     let pgError: unknown;
     try {
-      store.sqlite.exec(statement);
+      sqliteStore(store).sqlite.exec(statement);
     } catch (error) {
       sqliteError = error;
     }
@@ -399,7 +403,7 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
     const equal = async (a: string, b: string) =>
       (await q('SELECT $1::text COLLATE nocase = $2::text AS eq', [a, b]))[0]!.eq as boolean;
     const sqliteEqual = (a: string, b: string) =>
-      (store.sqlite.prepare('SELECT ? = ? COLLATE NOCASE AS eq').get(a, b) as { eq: number }).eq === 1;
+      (sqliteStore(store).sqlite.prepare('SELECT ? = ? COLLATE NOCASE AS eq').get(a, b) as { eq: number }).eq === 1;
     for (const [a, b] of [
       ['Alice@Example.COM', 'alice@example.com'],
       ['alice@example.com', 'alice@example.org'],

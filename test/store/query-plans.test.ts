@@ -7,7 +7,7 @@
  *   - no temporary B-tree (for ORDER BY, GROUP BY or DISTINCT) and no automatic index: every
  *     list walks an index in its order;
  *   - counters are read by primary key, and list totals come from them wherever a counter set
- *     serves the filter (sql/0003_row_counts.sql);
+ *     serves the filter (sql/sqlite/0003_row_counts.sql);
  *   - every index that serves a list is used by at least one request, so dropping one (or a
  *     planner change that stops using it) fails here.
  *
@@ -27,6 +27,7 @@ import {
   PROSPECT_STATUSES,
 } from '../../src/domain/enums.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 /** The indexes that serve a read endpoint (the others serve foreign keys, workers and writes). */
 const LIST_INDEXES = [
@@ -171,7 +172,7 @@ describe('query plans of the read endpoints', () => {
     await t.server.workers.stop();
     // Rows the fixture lacks, so that the second part of two-part lists runs too: unsent thread
     // messages (queued, failed) and discovery queries not started yet.
-    t.store.sqlite.exec(`
+    sqliteStore(t.store).sqlite.exec(`
       INSERT INTO thread_messages (id, thread_id, direction, status, body, sent_at, created_at, updated_at) VALUES
         ('tm_plan_q', 'thr_a1_1', 'outbound', 'queued', 'Queued reply body', NULL, '2026-03-08T09:00:00.000Z', '2026-03-08T09:00:00.000Z'),
         ('tm_plan_f', 'thr_a1_1', 'outbound', 'failed', 'Failed reply body', NULL, '2026-03-08T08:00:00.000Z', '2026-03-08T08:00:00.000Z');
@@ -197,7 +198,9 @@ describe('query plans of the read endpoints', () => {
       const key = `${q.sql}\u0000${JSON.stringify(q.parameters)}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      const plan = t.store.sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.parameters) as PlanLine[];
+      const plan = sqliteStore(t.store)
+        .sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+        .all(...q.parameters) as PlanLine[];
       plans.push({ request: q.request, sql: q.sql, plan });
     }
   });
@@ -267,9 +270,11 @@ describe('query plans of the read endpoints', () => {
       ),
     );
     const existing = new Set(
-      (t.store.sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]).map(
-        (r) => r.name,
-      ),
+      (
+        sqliteStore(t.store).sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as {
+          name: string;
+        }[]
+      ).map((r) => r.name),
     );
     assert.deepEqual(
       LIST_INDEXES.filter((name) => !existing.has(name)),

@@ -1,5 +1,5 @@
 /**
- * The row counters of sql/0003_row_counts.sql stay exact: after the first import (counters
+ * The row counters of sql/sqlite/0003_row_counts.sql stay exact: after the first import (counters
  * rebuilt at the end), a re-import that replaces and moves records, a small import into larger
  * tables (counted by the triggers), a refused import, writes through the API (contact
  * discovery, a reply and its delivery, draft edit and regeneration, verification), status
@@ -40,23 +40,28 @@ import {
 } from '../../src/domain/enums.js';
 import { SMALL } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 const clone = <T>(value: T): T => structuredClone(value);
 const NOW = '2026-03-10T12:00:00.000Z';
 
 const all = <T = Record<string, any>>(store: Store, sql: string, ...params: unknown[]) =>
-  store.sqlite.prepare(sql).all(...params) as T[];
+  sqliteStore(store)
+    .sqlite.prepare(sql)
+    .all(...params) as T[];
 const countOf = (store: Store, table: string, where: Record<string, unknown>, extra = '') => {
   const entries = Object.entries(where).filter(([, v]) => v !== undefined);
   const clause = [...entries.map(([c]) => `${c} = ?`), ...(extra ? [extra] : [])].join(' AND ') || '1';
   return (
-    store.sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${clause}`).get(...entries.map(([, v]) => v)) as {
+    sqliteStore(store)
+      .sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${clause}`)
+      .get(...entries.map(([, v]) => v)) as {
       n: number;
     }
   ).n;
 };
 const schemaVersion = (store: Store) =>
-  (store.sqlite.prepare('PRAGMA schema_version').get() as { schema_version: number }).schema_version;
+  (sqliteStore(store).sqlite.prepare('PRAGMA schema_version').get() as { schema_version: number }).schema_version;
 const countTriggers = (store: Store) =>
   all<{ name: string }>(
     store,
@@ -65,7 +70,7 @@ const countTriggers = (store: Store) =>
 
 /**
  * The non-zero counters the rows of `store` call for, computed here from the key formats of
- * sql/0003_row_counts.sql (not with its SQL), as `tbl|scope|key` → n.
+ * sql/sqlite/0003_row_counts.sql (not with its SQL), as `tbl|scope|key` → n.
  */
 function expectedCounters(store: Store): Map<string, number> {
   const out = new Map<string, number>();
@@ -461,7 +466,7 @@ describe('row counters stay exact', () => {
   });
 
   it('after writes through the API: contact discovery, a reply and its delivery, draft edit and regeneration, verification', async () => {
-    t.store.sqlite.exec(`
+    sqliteStore(t.store).sqlite.exec(`
       INSERT INTO prospects (id, site_id, project_id, status, url, domain, title, contact_paths, created_at, updated_at) VALUES
         ('prs_api_new', 'site_a1', 'prj_a1', 'proposed', 'https://fresh.example/', 'fresh.example', 'Fresh', '[{"email":"editor@fresh.example","label":"Editor"}]', '${NOW}', '${NOW}'),
         ('prs_api_queued', 'site_a1', 'prj_a1', 'proposed', 'https://blog.queued.test/', 'blog.queued.test', 'Later', '[{"url":"mailto:later@blog.queued.test"}]', '${NOW}', '${NOW}');`);
@@ -510,7 +515,7 @@ describe('row counters stay exact', () => {
   });
 
   it('after status updates and moves in SQL', async () => {
-    t.store.sqlite.exec(`
+    sqliteStore(t.store).sqlite.exec(`
       UPDATE backlinks SET status = 'closed' WHERE status = 'live';
       UPDATE backlinks SET site_id = 'site_a3', project_id = 'prj_a2' WHERE id = 'bl_a1_3';
       UPDATE backlinks SET updated_at = '${NOW}';
@@ -536,7 +541,7 @@ describe('row counters stay exact', () => {
   });
 
   it('after deletions, with their ON DELETE CASCADE', async () => {
-    t.store.sqlite.exec(`
+    sqliteStore(t.store).sqlite.exec(`
       DELETE FROM backlinks WHERE id = 'bl_bulk_2';
       DELETE FROM backlink_checks WHERE id = 'chk_re_1';
       DELETE FROM leads WHERE id = 'ld_bulk_5';
@@ -544,13 +549,13 @@ describe('row counters stay exact', () => {
       DELETE FROM discovery_jobs WHERE id = 'job_a1_1';
       DELETE FROM contacts WHERE id = 'ct_a1_1';`); // cascades to its drafts, threads and their messages
     await assertTotalsExact(t.store);
-    t.store.sqlite.exec("DELETE FROM prospects WHERE id = 'prs_a1_1'"); // contacts, drafts, threads, messages
+    sqliteStore(t.store).sqlite.exec("DELETE FROM prospects WHERE id = 'prs_a1_1'"); // contacts, drafts, threads, messages
     await assertTotalsExact(t.store);
-    t.store.sqlite.exec("DELETE FROM sites WHERE id = 'site_a2'"); // everything of the site
+    sqliteStore(t.store).sqlite.exec("DELETE FROM sites WHERE id = 'site_a2'"); // everything of the site
     await assertTotalsExact(t.store);
-    t.store.sqlite.exec("DELETE FROM projects WHERE id = 'prj_a2'"); // its sites and everything below
+    sqliteStore(t.store).sqlite.exec("DELETE FROM projects WHERE id = 'prj_a2'"); // its sites and everything below
     await assertTotalsExact(t.store);
-    t.store.sqlite.exec("DELETE FROM accounts WHERE id = 'acct_b'"); // its projects and everything below
+    sqliteStore(t.store).sqlite.exec("DELETE FROM accounts WHERE id = 'acct_b'"); // its projects and everything below
     await assertTotalsExact(t.store);
     assert.equal(countOf(t.store, 'backlinks', { project_id: 'prj_b1' }), 0);
   });
@@ -586,8 +591,8 @@ describe('the migration backfills the counters of a store that already holds dat
         store,
         migrations.filter((m) => m.version <= 2),
       );
-      store.sqlite.exec('PRAGMA foreign_keys = OFF');
-      store.sqlite.exec(`ATTACH DATABASE '${source.store.path}' AS src`);
+      sqliteStore(store).sqlite.exec('PRAGMA foreign_keys = OFF');
+      sqliteStore(store).sqlite.exec(`ATTACH DATABASE '${sqliteStore(source.store).path}' AS src`);
       const tables = all<{ name: string }>(
         store,
         "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'",
@@ -597,10 +602,10 @@ describe('the migration backfills the counters of a store that already holds dat
         const columns = all<{ name: string }>(store, `PRAGMA main.table_info(${name})`)
           .map((c) => `"${c.name}"`)
           .join(', ');
-        store.sqlite.exec(`INSERT INTO main.${name} (${columns}) SELECT ${columns} FROM src.${name}`);
+        sqliteStore(store).sqlite.exec(`INSERT INTO main.${name} (${columns}) SELECT ${columns} FROM src.${name}`);
       }
-      store.sqlite.exec('DETACH DATABASE src');
-      store.sqlite.exec('PRAGMA foreign_keys = ON');
+      sqliteStore(store).sqlite.exec('DETACH DATABASE src');
+      sqliteStore(store).sqlite.exec('PRAGMA foreign_keys = ON');
       assert.ok(countOf(store, 'backlinks', {}) > 30);
       assert.deepEqual(
         await migrate(store, migrations),

@@ -14,6 +14,7 @@ import { hashToken } from '../../src/domain/tokens.js';
 import { cli } from '../helpers/cli.js';
 import { account } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
+import { sqliteStore } from '../helpers/stores.js';
 
 const ACCOUNT = {
   accounts: [account('acct_c', { email: 'c@example.test', name: 'C', planExpiresAt: '2099-01-01T00:00:00Z' })],
@@ -62,9 +63,11 @@ describe('the token cache', () => {
     const token = await t.mintToken('acct_c', ['projects:read']);
     assert.equal((await t.get('/projects', token)).status, 200);
     assert.equal((await t.get('/projects', token)).status, 200);
-    const other = await openStore(t.store.path);
+    const other = await openStore(sqliteStore(t.store).path);
     try {
-      other.sqlite.prepare('UPDATE api_tokens SET scopes = ? WHERE token_hash = ?').run('[]', hashToken(token));
+      sqliteStore(other)
+        .sqlite.prepare('UPDATE api_tokens SET scopes = ? WHERE token_hash = ?')
+        .run('[]', hashToken(token));
     } finally {
       await other.close();
     }
@@ -78,7 +81,7 @@ describe('the token cache', () => {
     const me = await t.get('/me', token);
     assert.equal(me.status, 200);
     assert.equal((await t.get('/me', token)).status, 200);
-    const revoked = await cli(['--db', t.store.path, 'tokens', 'revoke', me.body.data.token.id]);
+    const revoked = await cli(['--db', sqliteStore(t.store).path, 'tokens', 'revoke', me.body.data.token.id]);
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.match(revoked.stdout, /revoked/);
     assert.equal((await t.get('/me', token)).status, 401);

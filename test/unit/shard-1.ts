@@ -1,4 +1,4 @@
 /** Shard 1 of 2 of the unit suite (see test/helpers/shards.ts). */
 import { registerShard } from '../helpers/shards.js';
 
-registerShard(0, 2);
+await registerShard(0, 2);

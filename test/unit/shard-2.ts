@@ -1,4 +1,4 @@
 /** Shard 2 of 2 of the unit suite (see test/helpers/shards.ts). */
 import { registerShard } from '../helpers/shards.js';
 
-registerShard(1, 2);
+await registerShard(1, 2);

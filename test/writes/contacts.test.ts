@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ALL_SCOPES, type TestServer } from '../helpers/harness.js';
 import { chars, gate, row, sendJson, startHttp, startWriteServer, type TestHttp } from './helpers.js';
+import { sqlRun } from '../helpers/sql.js';
 
 const discover = (
   t: TestServer,
@@ -24,8 +25,8 @@ const verify = (
   site = 'site_a1',
   group = 'projects/prj_a1',
 ) => t.request('POST', `/${group}/sites/${site}/contacts/${contactId}/verify`, { token, body: { idempotencyKey } });
-const count = (t: TestServer, sql: string, ...params: unknown[]) =>
-  row<{ n: number }>(t, `SELECT COUNT(*) AS n FROM (${sql})`, ...params).n;
+const count = async (t: TestServer, sql: string, ...params: unknown[]) =>
+  Number((await row<{ n: number }>(t, `SELECT COUNT(*) AS n FROM (${sql}) AS q`, ...params)).n);
 
 describe('contact discovery', () => {
   let t: TestServer;
@@ -49,7 +50,10 @@ describe('contact discovery', () => {
     assert.equal(contact.sourceProvider, 'builtin');
     assert.equal(contact.sourceReference, 'contactPaths[0]');
     assert.equal(contact.verificationStatus, 'unverified');
-    assert.equal(row(t, 'SELECT prospect_id, site_id FROM contacts WHERE id = ?', contact.id).site_id, 'site_a1');
+    assert.equal(
+      (await row(t, 'SELECT prospect_id, site_id FROM contacts WHERE id = ?', contact.id)).site_id,
+      'site_a1',
+    );
   });
 
   it('replays the same key and request without running twice, and refuses the key for another request', async () => {
@@ -62,7 +66,7 @@ describe('contact discovery', () => {
     assert.equal(again.status, 200);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.body, first.body);
-    assert.equal(count(t, "SELECT 1 FROM contacts WHERE prospect_id = 'pr_text'"), 1);
+    assert.equal(await count(t, "SELECT 1 FROM contacts WHERE prospect_id = 'pr_text'"), 1);
     // The workspace form is the same operation: the key is shared.
     const twin = await discover(t, token, 'pr_text', 'disc-key-0002', 'workspaces/prj_a1');
     assert.equal(twin.headers.get('idempotent-replayed'), 'true');
@@ -72,7 +76,7 @@ describe('contact discovery', () => {
   });
 
   it('keys are per account: another account may use the same key', async () => {
-    t.store.sqlite.prepare("UPDATE accounts SET plan = 'lifetime' WHERE id = 'acct_b'").run();
+    await sqlRun(t.store, "UPDATE accounts SET plan = 'lifetime' WHERE id = 'acct_b'");
     try {
       const res = await discover(
         t,
@@ -84,7 +88,7 @@ describe('contact discovery', () => {
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('idempotent-replayed'), null);
     } finally {
-      t.store.sqlite.prepare("UPDATE accounts SET plan = 'free' WHERE id = 'acct_b'").run();
+      await sqlRun(t.store, "UPDATE accounts SET plan = 'free' WHERE id = 'acct_b'");
     }
   });
 
@@ -93,7 +97,7 @@ describe('contact discovery', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body.data.outcome, 'existing');
     assert.equal(res.body.data.contact.id, 'con_mailto');
-    assert.equal(count(t, "SELECT 1 FROM contacts WHERE prospect_id = 'pr_mailto'"), 1);
+    assert.equal(await count(t, "SELECT 1 FROM contacts WHERE prospect_id = 'pr_mailto'"), 1);
   });
 
   it('answers not_found (200, contact null) for a *.notfound.test prospect', async () => {
@@ -113,13 +117,16 @@ describe('contact discovery', () => {
     assert.equal(job.subjectType, 'prospect');
     assert.equal(job.subjectId, 'pr_queued');
     assert.equal(job.currentAttempt, 0);
-    assert.equal(row(t, 'SELECT site_id FROM discovery_jobs WHERE id = ?', job.id).site_id, 'site_a1');
+    assert.equal((await row(t, 'SELECT site_id FROM discovery_jobs WHERE id = ?', job.id)).site_id, 'site_a1');
     await t.server.workers.discovery.drain();
-    const done = row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', job.id);
+    const done = await row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', job.id);
     assert.equal(done.status, 'completed');
     assert.equal(done.current_attempt, 1);
     assert.ok(done.completed_at);
-    assert.equal(row(t, "SELECT email FROM contacts WHERE prospect_id = 'pr_queued'").email, 'later@blog.queued.test');
+    assert.equal(
+      (await row(t, "SELECT email FROM contacts WHERE prospect_id = 'pr_queued'")).email,
+      'later@blog.queued.test',
+    );
     // A replay still tells what was answered then.
     const again = await discover(t, token, 'pr_queued', 'disc-key-0005');
     assert.equal(again.status, 202);
@@ -131,7 +138,7 @@ describe('contact discovery', () => {
     const res = await discover(t, token, 'pr_queued_empty', 'disc-key-0006');
     assert.equal(res.status, 202);
     await t.server.workers.discovery.drain();
-    const job = row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', res.body.data.job.id);
+    const job = await row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', res.body.data.job.id);
     assert.equal(job.status, 'failed');
     assert.match(job.last_error, /no contact address/);
   });
@@ -198,7 +205,10 @@ describe('verify contact (builtin verifier)', () => {
       assert.equal(res.body.data.verificationStatus, status, id);
       assert.equal(res.body.data.lastVerifiedAt, now);
       assert.equal(res.body.data.updatedAt, now);
-      assert.equal(row(t, 'SELECT verification_status FROM contacts WHERE id = ?', id).verification_status, status);
+      assert.equal(
+        (await row(t, 'SELECT verification_status FROM contacts WHERE id = ?', id)).verification_status,
+        status,
+      );
     }
   });
 
@@ -277,9 +287,9 @@ describe('verify contact (http verifier)', () => {
     const failed = await verify(t, token, 'con_unknown', 'release-key-1');
     assert.equal(failed.status, 500);
     assert.equal(failed.body.error.code, 'INTERNAL_ERROR');
-    assert.equal(row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'release-key-1'").n, 0);
+    assert.equal((await row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'release-key-1'")).n, 0);
     assert.equal(
-      row(t, "SELECT verification_status FROM contacts WHERE id = 'con_unknown'").verification_status,
+      (await row(t, "SELECT verification_status FROM contacts WHERE id = 'con_unknown'")).verification_status,
       'unverified',
     );
     answer = { status: 200, body: { status: 'risky' } };

@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { createBuiltinFinder, extractFromHtml } from '../../src/providers/contact-finder.js';
 import type { ProspectFacts } from '../../src/providers/index.js';
 import { row, startHttp, startWriteServer, type TestHttp } from './helpers.js';
+import { sqlRun } from '../helpers/sql.js';
 
 const MIB = 1024 * 1024;
 /** Longest time one scan of up to 1 MiB may take, ms. */
@@ -136,9 +137,11 @@ describe('the server while the crawl reads a hostile page', () => {
       config: { 'providers.contactFinder': 'crawl', 'crawl.allowPrivateNetworks': true },
     });
     try {
-      t.store.sqlite
-        .prepare("UPDATE prospects SET url = ?, contact_paths = '[]', content_excerpt = NULL WHERE id = 'pr_text'")
-        .run(`${pages.url}/hostile`);
+      await sqlRun(
+        t.store,
+        "UPDATE prospects SET url = ?, contact_paths = '[]', content_excerpt = NULL WHERE id = 'pr_text'",
+        `${pages.url}/hostile`,
+      );
       const token = await t.mintToken('acct_a', ['contacts:write']);
       const res = await t.request('POST', '/projects/prj_a1/prospects/pr_text/contact-discovery', {
         token,
@@ -161,7 +164,7 @@ describe('the server while the crawl reads a hostile page', () => {
       }
       await drain;
       assert.ok(asked > 0);
-      const job = row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', res.body.data.job.id);
+      const job = await row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', res.body.data.job.id);
       assert.notEqual(job.status, 'queued');
       assert.ok(pages.requests.length > 0, 'the page was fetched');
     } finally {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../helpers/harness.js';
 import { row, startHttp, startWriteServer, type TestHttp } from './helpers.js';
+import { sqlRun } from '../helpers/sql.js';
 
 const BACKOFF = 60_000;
 
@@ -36,17 +37,20 @@ describe('contact discovery through the crawler', () => {
   });
   after(() => pages.close());
 
-  const pointProspectAt = (t: TestServer) =>
-    t.store.sqlite
-      .prepare("UPDATE prospects SET url = ?, contact_paths = ?, content_excerpt = NULL WHERE id = 'pr_text'")
-      .run(`${pages.url}/article`, JSON.stringify([{ label: 'Team', url: '/team' }]));
+  const pointProspectAt = async (t: TestServer) =>
+    await sqlRun(
+      t.store,
+      "UPDATE prospects SET url = ?, contact_paths = ?, content_excerpt = NULL WHERE id = 'pr_text'",
+      `${pages.url}/article`,
+      JSON.stringify([{ label: 'Team', url: '/team' }]),
+    );
 
   it('queues, crawls, retries a 503 after the backoff, and creates the contact', async () => {
     const t = await startWriteServer({
       config: { 'providers.contactFinder': 'crawl', 'crawl.allowPrivateNetworks': true, 'outbox.backoffMs': BACKOFF },
     });
     try {
-      pointProspectAt(t);
+      await pointProspectAt(t);
       const token = await t.mintToken('acct_a', ['contacts:write']);
       failuresLeft = 2; // both pages of the first attempt
       const res = await t.request('POST', '/workspaces/prj_a1/prospects/pr_text/contact-discovery', {
@@ -56,17 +60,20 @@ describe('contact discovery through the crawler', () => {
       assert.equal(res.status, 202, JSON.stringify(res.body));
       const jobId = res.body.data.job.id;
       await t.server.workers.discovery.drain();
-      let job = row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', jobId);
+      let job = await row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', jobId);
       assert.equal(job.status, 'queued');
       assert.equal(job.current_attempt, 1);
       assert.match(job.last_error, /503/);
       assert.equal(Date.parse(job.scheduled_at), t.clock.now() + BACKOFF);
       t.clock.advance(BACKOFF);
       await t.server.workers.discovery.drain();
-      job = row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', jobId);
+      job = await row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', jobId);
       assert.equal(job.status, 'completed', job.last_error);
       assert.equal(job.current_attempt, 2);
-      const contact = row(t, "SELECT * FROM contacts WHERE prospect_id = 'pr_text' AND source_provider = 'crawl'");
+      const contact = await row(
+        t,
+        "SELECT * FROM contacts WHERE prospect_id = 'pr_text' AND source_provider = 'crawl'",
+      );
       assert.equal(contact.email, 'pat@hikingblog.example');
       assert.equal(contact.full_name, 'Pat Writer');
       assert.equal(contact.role, 'Editor in chief');
@@ -82,7 +89,7 @@ describe('contact discovery through the crawler', () => {
       config: { 'providers.contactFinder': 'crawl', 'crawl.allowPrivateNetworks': false },
     });
     try {
-      pointProspectAt(t);
+      await pointProspectAt(t);
       const before = pages.requests.length;
       const token = await t.mintToken('acct_a', ['contacts:write']);
       const res = await t.request('POST', '/projects/prj_a1/prospects/pr_text/contact-discovery', {
@@ -91,7 +98,7 @@ describe('contact discovery through the crawler', () => {
       });
       assert.equal(res.status, 202);
       await t.server.workers.discovery.drain();
-      const job = row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', res.body.data.job.id);
+      const job = await row(t, 'SELECT * FROM discovery_jobs WHERE id = ?', res.body.data.job.id);
       assert.equal(job.status, 'failed');
       assert.equal(job.current_attempt, 1);
       assert.match(job.last_error, /refused to fetch 127\.0\.0\.1/);

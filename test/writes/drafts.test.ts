@@ -45,7 +45,7 @@ describe('edit draft (PATCH)', () => {
     assert.equal(draft.message.updatedAt, now);
     assert.equal(draft.prospect.id, 'pr_a1');
     assert.equal(draft.contact.id, 'con_a1');
-    assert.equal(row(t, "SELECT subject FROM draft_messages WHERE id = 'dmsg_a1'").subject, 'New subject');
+    assert.equal((await row(t, "SELECT subject FROM draft_messages WHERE id = 'dmsg_a1'")).subject, 'New subject');
     const twin = await edit(
       t,
       token,
@@ -64,7 +64,10 @@ describe('edit draft (PATCH)', () => {
     );
     assert.equal(res.status, 200);
     assert.equal(res.body.data.message.subject, SUBJECT);
-    assert.equal(row(t, "SELECT message_id FROM drafts WHERE id = 'drf_nomsg'").message_id, res.body.data.message.id);
+    assert.equal(
+      (await row(t, "SELECT message_id FROM drafts WHERE id = 'drf_nomsg'")).message_id,
+      res.body.data.message.id,
+    );
   });
 
   it('checks subject 3–300 and body 20–10000 on both sides', async () => {
@@ -122,8 +125,8 @@ describe('regenerate draft (template generator)', () => {
     assert.match(message.groundingSummary, /The 10 best hiking backpacks.*Ana Author.*Trail Gear.*Make it short/);
     assert.match(message.body, /^Hi Ana,/);
     assert.equal(message.personalization.instruction, 'Make it short');
-    assert.equal(row(t, "SELECT message_id FROM drafts WHERE id = 'drf_a1'").message_id, message.id);
-    assert.equal(row(t, "SELECT COUNT(*) AS n FROM draft_messages WHERE draft_id = 'drf_a1'").n, 2);
+    assert.equal((await row(t, "SELECT message_id FROM drafts WHERE id = 'drf_a1'")).message_id, message.id);
+    assert.equal((await row(t, "SELECT COUNT(*) AS n FROM draft_messages WHERE draft_id = 'drf_a1'")).n, 2);
   });
 
   it('replays the same key and body, refuses the key for another body', async () => {
@@ -132,7 +135,7 @@ describe('regenerate draft (template generator)', () => {
     assert.equal(again.status, 200);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.body, first.body);
-    assert.equal(row(t, "SELECT COUNT(*) AS n FROM draft_messages WHERE draft_id = 'drf_a1'").n, 3);
+    assert.equal((await row(t, "SELECT COUNT(*) AS n FROM draft_messages WHERE draft_id = 'drf_a1'")).n, 3);
     const reused = await regenerate(t, token, 'regen-key-0002', { instruction: 'Make it friendly' });
     assert.equal(reused.status, 422);
     assert.equal(reused.body.error.code, 'IDEMPOTENCY_KEY_REUSED');
@@ -172,7 +175,7 @@ describe('regenerate draft (template generator)', () => {
     assert.equal((await regenerate(t, token, 'regen-key-0003', { instruction: 'Second version' })).status, 422);
     t.clock.advance(1);
     assert.equal((await t.server.workers.purge.runOnce()) > 0, true);
-    assert.equal(row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'regen-key-0003'").n, 0);
+    assert.equal((await row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'regen-key-0003'")).n, 0);
     const fresh = await regenerate(t, token, 'regen-key-0003', { instruction: 'Second version' });
     assert.equal(fresh.status, 200);
     assert.equal(fresh.headers.get('idempotent-replayed'), null);
@@ -245,8 +248,8 @@ describe('regenerate draft (openai generator)', () => {
   });
 
   it('a timeout or an error answer is a 500 that releases the key', async () => {
-    const messages = () => row(t, "SELECT COUNT(*) AS n FROM draft_messages WHERE draft_id = 'drf_a1'").n;
-    const before = messages();
+    const messages = async () => (await row(t, "SELECT COUNT(*) AS n FROM draft_messages WHERE draft_id = 'drf_a1'")).n;
+    const before = await messages();
     hold = gate();
     const timedOut = await regenerate(t, token, 'llm-key-0003', { instruction: 'Never answered' });
     hold.open();
@@ -255,8 +258,8 @@ describe('regenerate draft (openai generator)', () => {
     assert.equal(timedOut.body.error.code, 'INTERNAL_ERROR');
     status = 503;
     assert.equal((await regenerate(t, token, 'llm-key-0003', { instruction: 'Never answered' })).status, 500);
-    assert.equal(row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'llm-key-0003'").n, 0);
-    assert.equal(messages(), before);
+    assert.equal((await row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'llm-key-0003'")).n, 0);
+    assert.equal(await messages(), before);
     status = 200;
     const retried = await regenerate(t, token, 'llm-key-0003', { instruction: 'Never answered' });
     assert.equal(retried.status, 200);

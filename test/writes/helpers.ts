@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { Store } from '../../src/db/connection.js';
+import { sqlGet } from '../helpers/sql.js';
 import { importDocument, type ImportDocument } from '../../src/import/index.js';
 import { account, project, site } from '../helpers/fixture.js';
 import { startTestServer, type HarnessOptions, type TestServer } from '../helpers/harness.js';
@@ -299,9 +300,9 @@ export async function startWriteServer(options: HarnessOptions = {}): Promise<Te
   });
 }
 
-/** A row of the store, for assertions. */
-export const row = <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]) =>
-  t.store.sqlite.prepare(sql).get(...params) as T;
+/** A row of the store, for assertions (`?` placeholders on both stores: test/helpers/sql.ts). */
+export const row = async <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]) =>
+  (await sqlGet<T>(t.store, sql, ...params)) as T;
 
 // ---- test doubles ------------------------------------------------------------------------------
 

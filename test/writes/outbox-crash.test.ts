@@ -22,6 +22,7 @@ import { accountExists, createToken } from '../../src/repos/tokens.js';
 import { startServer } from '../../src/server.js';
 import { cliBundle } from '../helpers/cli.js';
 import { seed, startSmtp, type TestSmtp } from './helpers.js';
+import { sqlAll } from '../helpers/sql.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'outreach-crash-'));
@@ -36,6 +37,8 @@ const serverEnv = (smtpPort: number, env: Record<string, string>): Record<string
   OUTREACH_API_SMTP_HOST: '127.0.0.1',
   OUTREACH_API_SMTP_PORT: String(smtpPort),
   OUTREACH_API_SMTP_TIMEOUT_MS: '60000',
+  // At least twice the SMTP timeout (decisions.md §16).
+  OUTREACH_API_WORKERS_LEASE_MS: '120000',
   OUTREACH_API_OUTBOX_POLL_INTERVAL_MS: '50',
   OUTREACH_API_OUTBOX_BACKOFF_MS: '200',
   ...env,
@@ -119,7 +122,7 @@ async function acceptThenKill(
 
 async function messageRow(body: string): Promise<Record<string, any>> {
   const check = await openStore(db);
-  const rows = check.sqlite.prepare('SELECT * FROM thread_messages WHERE body = ?').all(body) as Record<string, any>[];
+  const rows = (await sqlAll(check, 'SELECT * FROM thread_messages WHERE body = ?', body)) as Record<string, any>[];
   await check.close();
   assert.equal(rows.length, 1);
   return rows[0]!;

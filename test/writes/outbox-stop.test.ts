@@ -12,6 +12,7 @@ import type { MailTransport, OutgoingMail } from '../../src/providers/types.js';
 import { createOutboxWorker, outbox } from '../../src/workers/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { gate, startWriteServer } from './helpers.js';
+import { sqlGet } from '../helpers/sql.js';
 
 let t: TestServer;
 before(async () => {
@@ -64,13 +65,9 @@ it('stop() during a pass: the reply in hand is delivered, the rest stay queued f
   await Promise.all([pass, stopped]);
 
   assert.equal(sent.length, 1, 'only the reply in hand was sent');
-  const rows = ids.map(
-    (id) =>
-      t.store.sqlite.prepare('SELECT status, attempts FROM thread_messages WHERE id = ?').get(id) as {
-        status: string;
-        attempts: number;
-      },
-  );
+  const rows: { status: string; attempts: number }[] = [];
+  for (const id of ids)
+    rows.push((await sqlGet(t.store, 'SELECT status, attempts FROM thread_messages WHERE id = ?', id)) as never);
   assert.deepEqual(
     rows.map((r) => r.status).sort(),
     ['queued', 'queued', 'sent'],

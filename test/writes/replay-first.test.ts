@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
 import type { TestResponse, TestServer } from '../helpers/harness.js';
 import { row, startWriteServer } from './helpers.js';
+import { sqlRun } from '../helpers/sql.js';
 
 type Send = (key: string, body?: Record<string, unknown>, form?: 'projects' | 'workspaces') => Promise<TestResponse>;
 
@@ -48,14 +49,15 @@ describe('idempotent replay comes before the checks of the current data', () => 
       );
     const first = await send('replay-reply-alias', undefined, 'workspaces');
     assert.equal(first.status, 202, JSON.stringify(first.body));
-    const queued = row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'").n;
-    t.store.sqlite.prepare("UPDATE email_senders SET status = 'paused' WHERE id = 'snd_a1'").run();
+    const queued = (await row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'"))
+      .n;
+    await sqlRun(t.store, "UPDATE email_senders SET status = 'paused' WHERE id = 'snd_a1'");
     try {
       const again = await replayed(send, 'replay-reply-alias');
       assert.equal(again.status, 202);
       assert.deepEqual(again.body, first.body);
       assert.equal(
-        row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'").n,
+        (await row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'")).n,
         queued,
         'nothing queued twice',
       );
@@ -73,7 +75,7 @@ describe('idempotent replay comes before the checks of the current data', () => 
       assert.equal(fresh.status, 422);
       assert.equal(fresh.body.error.code, 'VALIDATION_ERROR');
     } finally {
-      t.store.sqlite.prepare("UPDATE email_senders SET status = 'active' WHERE id = 'snd_a1'").run();
+      await sqlRun(t.store, "UPDATE email_senders SET status = 'active' WHERE id = 'snd_a1'");
     }
   });
 
@@ -115,9 +117,11 @@ describe('idempotent replay comes before the checks of the current data', () => 
     ];
     const firsts = new Map<string, TestResponse>();
     before(async () => {
-      t.store.sqlite
-        .prepare("UPDATE accounts SET plan_expires_at = ? WHERE id = 'acct_c'")
-        .run(isoAt(t.clock.now() + 60_000));
+      await sqlRun(
+        t.store,
+        "UPDATE accounts SET plan_expires_at = ? WHERE id = 'acct_c'",
+        isoAt(t.clock.now() + 60_000),
+      );
       for (const [name, send] of writes) {
         const first = await send(`before-expiry-${name.replace(' ', '-')}`);
         assert.ok(first.status < 300, `${name}: ${JSON.stringify(first.body)}`);
@@ -166,7 +170,7 @@ describe('idempotent replay comes before the checks of the current data', () => 
       });
     const verified = await verify();
     assert.equal(verified.status, 200);
-    t.store.sqlite.prepare("UPDATE contacts SET verification_status = 'valid' WHERE id = 'con_risky'").run();
+    await sqlRun(t.store, "UPDATE contacts SET verification_status = 'valid' WHERE id = 'con_risky'");
     const replay = await verify();
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(replay.body, verified.body);

@@ -10,6 +10,7 @@ import { isoAt } from '../../src/domain/clock.js';
 import { outbox } from '../../src/workers/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { chars, row, startSmtp, startWriteServer, type TestSmtp } from './helpers.js';
+import { refuseUpdates, sqlRun } from '../helpers/sql.js';
 
 const BACKOFF = 1000;
 const REPLY = '/projects/prj_a1/sites/site_a1/threads/thr_a1/replies';
@@ -40,6 +41,7 @@ describe('reply to a thread', () => {
     await smtp.close();
   });
   beforeEach(async () => {
+    t.clock.advance(1);
     await t.server.workers.outbox.drain();
     smtp.received.length = 0;
     smtp.attempts = 0;
@@ -59,10 +61,11 @@ describe('reply to a thread', () => {
       },
       isoAt(t.clock.now()),
     );
-  const message = (id?: string) =>
+  // Without an id: the newest message of thr_a1 (each test runs a millisecond later, see beforeEach).
+  const message = async (id?: string) =>
     id
-      ? row(t, 'SELECT * FROM thread_messages WHERE id = ?', id)
-      : row(t, "SELECT * FROM thread_messages WHERE thread_id = 'thr_a1' ORDER BY created_at DESC, rowid DESC LIMIT 1");
+      ? await row(t, 'SELECT * FROM thread_messages WHERE id = ?', id)
+      : await row(t, "SELECT * FROM thread_messages WHERE thread_id = 'thr_a1' ORDER BY created_at DESC LIMIT 1");
 
   it('accepts the reply (202 queued), moves the thread counters at once, and delivers it', async () => {
     t.clock.advance(1000);
@@ -74,11 +77,11 @@ describe('reply to a thread', () => {
     });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.deepEqual(res.body.data, { threadId: 'thr_a1', status: 'queued' });
-    const thread = row(t, "SELECT * FROM threads WHERE id = 'thr_a1'");
+    const thread = await row(t, "SELECT * FROM threads WHERE id = 'thr_a1'");
     assert.equal(thread.outbound_count, 2);
     assert.equal(thread.last_outbound_at, now);
     assert.equal(thread.updated_at, now);
-    const queued = message();
+    const queued = await message();
     assert.equal(queued.direction, 'outbound');
     assert.equal(queued.subject, 'Re: Guest post idea');
     assert.equal(queued.from_email, 'me@trailgear.example');
@@ -87,7 +90,7 @@ describe('reply to a thread', () => {
     assert.deepEqual(JSON.parse(queued.cc_emails), ['boss@trailgear.example']);
 
     await t.server.workers.outbox.drain();
-    const sent = message(queued.id);
+    const sent = await message(queued.id);
     assert.equal(sent.status, 'sent');
     assert.equal(sent.sent_at, now);
     assert.equal(sent.attempts, 1);
@@ -111,12 +114,12 @@ describe('reply to a thread', () => {
     );
     assert.equal(first.status, 202);
     assert.equal(first.body.data.threadId, 'thr_a1');
-    const count = () => row(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'").n;
-    const before = count();
+    const count = async () => (await row(t, "SELECT COUNT(*) AS n FROM thread_messages WHERE thread_id = 'thr_a1'")).n;
+    const before = await count();
     const again = await reply(t, token, { body: 'One reply only, please.', idempotencyKey: 'reply-key-0002' });
     assert.equal(again.status, 202);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
-    assert.equal(count(), before);
+    assert.equal(await count(), before);
     const reused = await reply(t, token, { body: 'A different reply body.', idempotencyKey: 'reply-key-0002' });
     assert.equal(reused.status, 422);
     assert.equal(reused.body.error.code, 'IDEMPOTENCY_KEY_REUSED');
@@ -129,18 +132,18 @@ describe('reply to a thread', () => {
     const res = await reply(t, token, { body: 'Second try will work.', idempotencyKey: 'reply-key-0003' });
     assert.equal(res.status, 202);
     await t.server.workers.outbox.drain();
-    const id = message().id;
-    let m = message(id);
+    const id = (await message()).id;
+    let m = await message(id);
     assert.equal(m.status, 'queued');
     assert.equal(m.attempts, 1);
     assert.match(m.last_error, /451/);
     assert.equal(Date.parse(m.next_attempt_at), t.clock.now() + BACKOFF);
     t.clock.advance(BACKOFF - 1);
     await t.server.workers.outbox.drain();
-    assert.equal(message(id).attempts, 1, 'not before the backoff');
+    assert.equal((await message(id)).attempts, 1, 'not before the backoff');
     t.clock.advance(1);
     await t.server.workers.outbox.drain();
-    m = message(id);
+    m = await message(id);
     assert.equal(m.status, 'sent');
     assert.equal(m.attempts, 2);
     assert.equal(m.last_error, null);
@@ -151,14 +154,14 @@ describe('reply to a thread', () => {
     smtp.refuse = () => 421;
     await reply(t, token, { body: 'This one will not go out.', idempotencyKey: 'reply-key-0004' });
     await t.server.workers.outbox.drain();
-    const id = message().id;
+    const id = (await message()).id;
     t.clock.advance(BACKOFF);
     await t.server.workers.outbox.drain();
-    assert.equal(message(id).attempts, 2);
-    assert.equal(Date.parse(message(id).next_attempt_at), t.clock.now() + 2 * BACKOFF);
+    assert.equal((await message(id)).attempts, 2);
+    assert.equal(Date.parse((await message(id)).next_attempt_at), t.clock.now() + 2 * BACKOFF);
     t.clock.advance(2 * BACKOFF);
     await t.server.workers.outbox.drain();
-    const m = message(id);
+    const m = await message(id);
     assert.equal(m.status, 'failed');
     assert.equal(m.attempts, 3);
     assert.equal(m.sent_at, null);
@@ -170,7 +173,7 @@ describe('reply to a thread', () => {
     smtp.refuse = () => 550;
     await reply(t, token, { body: 'Mailbox does not exist.', idempotencyKey: 'reply-key-0005' });
     await t.server.workers.outbox.drain();
-    const m = message();
+    const m = await message();
     assert.equal(m.status, 'failed');
     assert.equal(m.attempts, 1);
     assert.match(m.last_error, /550/);
@@ -180,11 +183,14 @@ describe('reply to a thread', () => {
     const id = await queue('Interrupted on its last try.');
     // What a process killed during its 3rd (last) attempt leaves: queued, 3 attempts counted,
     // the retry that would have followed already due.
-    t.store.sqlite
-      .prepare('UPDATE thread_messages SET attempts = 3, next_attempt_at = ? WHERE id = ?')
-      .run(isoAt(t.clock.now() - 1), id);
+    await sqlRun(
+      t.store,
+      'UPDATE thread_messages SET attempts = 3, next_attempt_at = ? WHERE id = ?',
+      isoAt(t.clock.now() - 1),
+      id,
+    );
     await t.server.workers.outbox.drain();
-    const m = message(id);
+    const m = await message(id);
     assert.equal(smtp.attempts, 0, 'no 4th attempt');
     assert.equal(m.status, 'failed');
     assert.equal(m.attempts, 3);
@@ -199,35 +205,44 @@ describe('reply to a thread', () => {
     const mail = t.server.app.deps.providers.mail;
     const original = mail.send;
     const seen: string[] = [];
+    const statements: string[] = [];
+    const untrace = t.store.traceQueries((q) => statements.push(q.sql));
     try {
-      // The transport reports acceptance; the first macrotask after that must see the row sent.
+      // The transport reports acceptance: the next statement is the one that records it, and on
+      // SQLite (one connection, no round trip) it has run before the first macrotask after that.
+      let accepted = -1;
       mail.send = async (outgoing) => {
         await original.call(mail, outgoing);
+        accepted = statements.length;
         const id = /^<([^@]+)@/.exec(outgoing.messageId)![1]!;
-        setImmediate(() => seen.push(row(t, 'SELECT status FROM thread_messages WHERE id = ?', id).status));
+        if (t.store.dialect === 'sqlite')
+          setImmediate(
+            () => void row(t, 'SELECT status FROM thread_messages WHERE id = ?', id).then((r) => seen.push(r.status)),
+          );
       };
       await reply(t, token, { body: 'Recorded at once.', idempotencyKey: 'reply-key-0007' });
       await t.server.workers.outbox.drain();
       await new Promise((resolve) => setImmediate(resolve));
-      assert.deepEqual(seen, ['sent']);
+      assert.match(statements[accepted] ?? '', /^update "thread_messages" set "status" = (\?|\$1), "sent_at"/);
+      if (t.store.dialect === 'sqlite') assert.deepEqual(seen, ['sent']);
 
       // The relay accepts but the store refuses the update: the attempt stays counted and leased,
       // retried after its backoff (at least once), never marked failed as if the relay had refused.
       const id = await queue('Accepted, not recorded.');
-      t.store.sqlite.exec(`CREATE TRIGGER refuse_sent BEFORE UPDATE OF status ON thread_messages WHEN NEW.status = 'sent'
-        BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`);
+      const allow = await refuseUpdates(t.store, 'thread_messages', "NEW.status = 'sent'", 'disk I/O error');
       try {
         await assert.rejects(t.server.workers.outbox.runOnce(), /disk I\/O error/);
       } finally {
-        t.store.sqlite.exec('DROP TRIGGER refuse_sent');
+        await allow();
       }
-      let m = message(id);
+      let m = await message(id);
       assert.equal(m.status, 'queued');
       assert.equal(m.attempts, 1);
       assert.equal(m.last_error, null);
-      t.clock.advance(BACKOFF);
+      // Due again when its lease ends: the backoff, or among instances (PostgreSQL) workers.leaseMs.
+      t.clock.advance(t.store.sharedByInstances ? t.server.app.deps.config.workers.leaseMs : BACKOFF);
       await t.server.workers.outbox.drain();
-      m = message(id);
+      m = await message(id);
       assert.equal(m.status, 'sent');
       assert.equal(m.attempts, 2);
       const copies = smtp.received.filter((r) => r.raw.includes('Accepted, not recorded.'));
@@ -238,6 +253,7 @@ describe('reply to a thread', () => {
         'with the same Message-ID',
       );
     } finally {
+      untrace();
       mail.send = original;
     }
   });
@@ -288,8 +304,8 @@ describe('reply to a thread', () => {
     assert.equal(res.status, 422);
     assert.equal(res.body.error.code, 'VALIDATION_ERROR');
     assert.match(res.body.error.message, /no active email sender/);
-    assert.equal(row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'no-sender-key'").n, 0);
-    assert.equal(row(t, "SELECT outbound_count FROM threads WHERE id = 'thr_a2'").outbound_count, 0);
+    assert.equal((await row(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key = 'no-sender-key'")).n, 0);
+    assert.equal((await row(t, "SELECT outbound_count FROM threads WHERE id = 'thr_a2'")).outbound_count, 0);
   });
 
   it('answers 404 for a thread through another site', async () => {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ALL_SCOPES, type TestServer } from '../helpers/harness.js';
 import { row, startWriteServer } from './helpers.js';
+import { sqlRun } from '../helpers/sql.js';
 
 interface WriteOp {
   name: string;
@@ -68,7 +69,7 @@ const OPS: WriteOp[] = [
 
 describe('rules shared by every write operation', () => {
   let t: TestServer;
-  const keyCount = () => row<{ n: number }>(t, 'SELECT COUNT(*) AS n FROM idempotency_keys').n;
+  const keyCount = async () => (await row<{ n: number }>(t, 'SELECT COUNT(*) AS n FROM idempotency_keys')).n;
   const send = (
     op: WriteOp,
     token: string,
@@ -127,7 +128,7 @@ describe('rules shared by every write operation', () => {
       assert.equal(malformed.status, 422, op.name);
       assert.deepEqual(malformed.body.error.details, [{ path: 'body', message: 'Malformed JSON' }]);
     }
-    assert.equal(keyCount(), 0);
+    assert.equal(await keyCount(), 0);
   });
 
   it('validates before looking up: an invalid body for a missing record is 422', async () => {
@@ -150,7 +151,7 @@ describe('rules shared by every write operation', () => {
       });
       assert.equal(missing.status, 404, `${op.name}: 404 before 402`);
     }
-    assert.equal(keyCount(), 0);
+    assert.equal(await keyCount(), 0);
   });
 
   it('402 for a pro account once planExpiresAt has passed (by the clock), and the key stays free', async () => {
@@ -164,8 +165,11 @@ describe('rules shared by every write operation', () => {
       const res = await send(op, await tokenFor('acct_c'), 'c1', `${keyOf(op)}-after`);
       assert.equal(res.status, 402, `${op.name} after expiry`);
     }
-    assert.equal(row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key LIKE '%-after'").n, 0);
-    t.store.sqlite.prepare("UPDATE accounts SET plan = 'lifetime' WHERE id = 'acct_c'").run();
+    assert.equal(
+      (await row<{ n: number }>(t, "SELECT COUNT(*) AS n FROM idempotency_keys WHERE key LIKE '%-after'")).n,
+      0,
+    );
+    await sqlRun(t.store, "UPDATE accounts SET plan = 'lifetime' WHERE id = 'acct_c'");
     for (const op of OPS) {
       const res = await send(op, await tokenFor('acct_c'), 'c1', `${keyOf(op)}-after`);
       assert.equal(res.status, op.ok, `${op.name} with lifetime: the refused key was not stored`);

@@ -130,7 +130,7 @@ describe('TLS to the SMTP relay', () => {
     assert.equal(relay.seen.messages, messages + 1);
   });
 
-  it('reads smtp.requireTLS from the file and from OUTREACH_API_SMTP_REQUIRE_TLS', () => {
+  it('reads smtp.requireTLS from the file and from OUTREACH_API_SMTP_REQUIRE_TLS', async () => {
     assert.equal(loadConfig('config.example.json', {}).smtp.requireTLS, true);
     assert.equal(loadConfig(undefined, {}).smtp.requireTLS, undefined, 'unset: decided by the credentials');
     assert.equal(loadConfig(undefined, { OUTREACH_API_SMTP_REQUIRE_TLS: 'false' }).smtp.requireTLS, false);

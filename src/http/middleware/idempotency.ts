@@ -125,6 +125,8 @@ export class IdempotencyKeys {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly stopping?: AbortSignal,
+    /** How long a key in flight is held, ms (`workers.leaseMs`, decisions.md §16). */
+    private readonly leaseMs = 60_000,
   ) {}
 
   /**
@@ -146,10 +148,15 @@ export class IdempotencyKeys {
     const stored = await this.stored(this.store.db, scope, hash);
     if (stored) return typed(this.replay(c, stored));
     const checked = await steps.check();
-    const complete = async (trx: Kysely<Database>, prepared: P) => {
+    const complete = async (trx: Kysely<Database>, claimedAt: string, prepared: P) => {
       const outcome = await steps.commit(trx, checked, prepared, isoAt(this.clock.now()));
       const envelope = { ok: true as const, data: outcome.data };
-      await completeKey(trx, scope, outcome.status, JSON.stringify(envelope));
+      // Only the claim of this request: a lease that ran out may have let another request take the key.
+      if (!(await completeKey(trx, scope, claimedAt, outcome.status, JSON.stringify(envelope))))
+        throw new ApiError(
+          'IDEMPOTENCY_CONFLICT',
+          'A request with this idempotency key is being processed; retry later',
+        );
       return { status: outcome.status, envelope };
     };
 
@@ -157,20 +164,21 @@ export class IdempotencyKeys {
     // so the claim looks again (replay, 409 or 422 as above).
     if (!steps.prepare) {
       // Nothing to wait for: claim, write and store the response in one transaction.
-      const result = await inTransaction(
-        this.store.db,
-        async (trx) => (await this.claim(trx, scope, hash)) ?? (await complete(trx, undefined as P)),
-      );
+      const result = await inTransaction(this.store.db, async (trx) => {
+        const claimed = await this.claim(trx, scope, hash);
+        return 'claimedAt' in claimed ? await complete(trx, claimed.claimedAt, undefined as P) : claimed;
+      });
       return typed('envelope' in result ? c.json(result.envelope, result.status) : this.replay(c, result));
     }
-    const replayed = await inTransaction(this.store.db, (trx) => this.claim(trx, scope, hash));
-    if (replayed) return typed(this.replay(c, replayed));
+    const claimed = await inTransaction(this.store.db, (trx) => this.claim(trx, scope, hash));
+    if (!('claimedAt' in claimed)) return typed(this.replay(c, claimed));
     try {
       const prepared = await untilAborted(steps.prepare(checked), this.stopping);
-      const result = await inTransaction(this.store.db, (trx) => complete(trx, prepared));
+      const result = await inTransaction(this.store.db, (trx) => complete(trx, claimed.claimedAt, prepared));
       return typed(c.json(result.envelope, result.status));
     } catch (error) {
-      await releaseKey(this.store.db, scope);
+      // A store that cannot serve now cannot release it either: the lease frees the key then.
+      await releaseKey(this.store.db, scope, claimed.claimedAt).catch(() => undefined);
       throw error;
     }
   }
@@ -182,7 +190,10 @@ export class IdempotencyKeys {
    */
   private async stored(db: Kysely<Database>, scope: KeyScope, hash: string): Promise<StoredAnswer | null> {
     const row = await findKey(db, scope);
-    if (!row || Date.parse(row.expires_at) <= this.clock.now()) return null;
+    const now = this.clock.now();
+    if (!row || Date.parse(row.expires_at) <= now) return null;
+    // A claim older than a lease belonged to a request that stopped: the key counts as unused.
+    if (row.state === 'in_flight' && Date.parse(row.created_at) <= now - this.leaseMs) return null;
     if (row.request_hash !== hash) {
       throw new ApiError(
         'IDEMPOTENCY_KEY_REUSED',
@@ -198,13 +209,27 @@ export class IdempotencyKeys {
     return { status: row.response_status!, body: row.response_body! };
   }
 
-  /** In transaction `trx`: the stored answer to replay, or null after claiming the key `in_flight`. */
-  private async claim(trx: Kysely<Database>, scope: KeyScope, hash: string): Promise<StoredAnswer | null> {
+  /**
+   * In transaction `trx`: the stored answer to replay, or the claim made (the key stored
+   * `in_flight` at `claimedAt`). The claim is one atomic statement (`claimKey`); when another
+   * request holds the key (a race lost, on this instance or another), its row is read again.
+   * @throws ApiError IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_CONFLICT as `stored` does.
+   */
+  private async claim(
+    trx: Kysely<Database>,
+    scope: KeyScope,
+    hash: string,
+  ): Promise<StoredAnswer | { claimedAt: string }> {
     const stored = await this.stored(trx, scope, hash);
     if (stored) return stored;
     const now = this.clock.now();
-    await claimKey(trx, scope, hash, isoAt(now), isoAt(now + IDEMPOTENCY_TTL_MS)); // an expired key counts as unused
-    return null;
+    const claimedAt = isoAt(now);
+    // An expired key, or a claim older than a lease, counts as unused.
+    if (await claimKey(trx, scope, hash, claimedAt, isoAt(now + IDEMPOTENCY_TTL_MS), isoAt(now - this.leaseMs)))
+      return { claimedAt };
+    const again = await this.stored(trx, scope, hash);
+    if (again) return again;
+    throw new ApiError('IDEMPOTENCY_CONFLICT', 'A request with this idempotency key is being processed; retry later');
   }
 
   private replay(c: AppContext, stored: StoredAnswer): Response {
