@@ -96,16 +96,16 @@ const ConfigKeys = z.strictObject({
   /** The database: a path or URL, or `{ path, url, synchronous, poolSize, statementTimeoutMs }`. */
   db: z.preprocess((value) => (typeof value === 'string' ? { path: value } : value), DbSchema).prefault({}),
   /** Background work across instances (decisions.md §16). */
-    workers: z
-      .strictObject({
-        /**
-         * How long an instance holds a leased item (a reply being sent, a job being run, an
-         * idempotency key in flight) before another may take it over, ms. At least twice the
-         * longest provider timeout, so a slow attempt is never taken over while it runs.
-         */
-        leaseMs: ms.default(60000),
-      })
-      .prefault({}),
+  workers: z
+    .strictObject({
+      /**
+       * How long an instance holds a leased item (a reply being sent, a job being run, an
+       * idempotency key in flight) before another may take it over, ms. At least twice the
+       * longest provider timeout, so a slow attempt is never taken over while it runs.
+       */
+      leaseMs: ms.default(60000),
+    })
+    .prefault({}),
   server: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),

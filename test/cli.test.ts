@@ -186,7 +186,8 @@ describe('outreach-api CLI', () => {
   });
 
   it('serve --demo on a new database seeds it and prints the demo token and a curl line', async () => {
-    const server = await serveProcess(['--db', await newDatabase('demo'), 'serve', '--demo', '--port', '0']);
+    const demo = await newDatabase('demo');
+    const server = await serveProcess(['--db', demo, 'serve', '--demo', '--port', '0']);
     try {
       await sleep(200); // the rest of the banner
       const banner = server.stdout();
@@ -206,12 +207,12 @@ describe('outreach-api CLI', () => {
     }
     // Once its password is changed, the demo password is not promised (nor set back).
     const changed = await cli(
-      ['--db', join(dir, 'demo.db'), 'accounts', 'password', 'acct_demo', '--password-stdin'],
+      ['--db', demo, 'accounts', 'password', 'acct_demo', '--password-stdin'],
       {},
       'a password of my own',
     );
     assert.equal(changed.code, 0, changed.stderr);
-    const again = await serveProcess(['--db', join(dir, 'demo.db'), 'serve', '--demo', '--port', '0']);
+    const again = await serveProcess(['--db', demo, 'serve', '--demo', '--port', '0']);
     try {
       // The rest of the banner comes after a password check (a tenth of a second of scrypt, or more under load).
       const changedLine = /the demo password was changed; set one with: outreach-api accounts password acct_demo/;

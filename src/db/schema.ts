@@ -222,7 +222,7 @@ export interface ThreadMessagesTable {
   /**
    * An inbound message's Message-ID as received (`<…>`), or `hash:` + the hex SHA-256 of its
    * From, Date, Subject and body when it has none; NULL for outbound and imported messages
-   * (decisions.md §17; unique per thread, sql/*/0006_inbox.sql).
+   * (decisions.md §17; unique per thread, 0006_inbox.sql).
    */
   inbound_message_id: string | null;
 }
