@@ -24,11 +24,10 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
-import { freePort, sleep } from './ports.js';
+import { freePort, waitForPort } from './ports.js';
 
 export const DOVECOT = '/usr/sbin/dovecot';
 
@@ -77,24 +76,6 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
-
-/** Waits (real time: a child process starting) until `port` on 127.0.0.1 accepts a connection. */
-async function listening(port: number, child: ChildProcess, log: () => string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (child.exitCode !== null) throw new Error(`dovecot exited (${child.exitCode}): ${log()}`);
-    const open = await new Promise<boolean>((done) => {
-      const socket = connect({ host: '127.0.0.1', port });
-      socket.once('connect', () => {
-        socket.destroy();
-        done(true);
-      });
-      socket.once('error', () => done(false));
-    });
-    if (open) return;
-    await sleep(20);
-  }
-  throw new Error(`dovecot did not listen on ${port} within 10 s: ${log()}`);
-}
 
 let unique = 0;
 
@@ -177,7 +158,12 @@ service submission-login {
       return '(no log)';
     }
   };
-  await listening(port, child, log);
+  await waitForPort(port, {
+    name: 'dovecot',
+    timeoutMs: 10_000,
+    exited: () => (child.exitCode !== null ? String(child.exitCode) : null),
+    log: () => `: ${log()}`,
+  });
 
   const folder = (user: string, mailbox = 'INBOX') =>
     mailbox === 'INBOX' ? join(dir, 'mail', user) : join(dir, 'mail', user, `.${mailbox}`);

@@ -9,11 +9,10 @@
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../build/bundle.js';
-import { freePort, sleep } from './ports.js';
+import { freePort, waitForPort } from './ports.js';
 
 export const NGINX = '/usr/sbin/nginx';
 /** The shipped configuration the tests run. */
@@ -49,26 +48,6 @@ export function nginxConfFor(upstreams: string[], port: number, text = readFileS
   if (!listen.test(conf)) throw new Error('deploy/nginx.conf: no listen line');
   conf = conf.replace(listen, `$1listen 127.0.0.1:${port};`);
   return conf;
-}
-
-/** Resolves once a TCP connection to 127.0.0.1:`port` opens; rejects after `timeoutMs`. */
-async function listening(port: number, timeoutMs: number, exited: () => string | null): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const why = exited();
-    if (why !== null) throw new Error(`nginx exited: ${why}`);
-    const open = await new Promise<boolean>((done) => {
-      const socket = connect({ host: '127.0.0.1', port });
-      socket.once('connect', () => {
-        socket.destroy();
-        done(true);
-      });
-      socket.once('error', () => done(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`nginx did not listen on ${port} within ${timeoutMs} ms`);
-    await sleep(20);
-  }
 }
 
 /** Starts nginx in front of `upstreams` (`host:port` each); resolves once it listens. */
@@ -114,11 +93,14 @@ export async function startNginx(upstreams: string[]): Promise<Nginx> {
     }
   };
   try {
-    await listening(port, 15_000, () =>
-      child.exitCode !== null || child.signalCode !== null
-        ? `${child.exitCode ?? child.signalCode}: ${stderr}${errorLog()}`
-        : null,
-    );
+    await waitForPort(port, {
+      name: 'nginx',
+      timeoutMs: 15_000,
+      exited: () =>
+        child.exitCode !== null || child.signalCode !== null
+          ? `${child.exitCode ?? child.signalCode}: ${stderr}${errorLog()}`
+          : null,
+    });
   } catch (error) {
     kill();
     await closed;
