@@ -50,6 +50,13 @@ export async function bundleCli(outfile: string, minify: boolean): Promise<Bundl
     format: 'cjs',
     minify,
     legalComments: 'none',
+    // The drivers of PostgreSQL (pg) and Redis (ioredis) are plain JavaScript and go into the bundle,
+    // so the executable needs no node_modules (the smoke test's PostgreSQL pass runs it from an empty
+    // directory). pg's two optional pieces stay out: pg-native (libpq bindings, a native addon; pg
+    // loads it only when `pg.native` is read, in a try/catch, and the store never reads it) is left a
+    // runtime require that nothing reaches, even where it is installed; pg-cloudflare resolves to its
+    // empty default export (its socket code is behind the `workerd` condition, which is not set).
+    external: ['pg-native'],
     // The settings area's pages (src/web/*.tsx) use Hono's JSX, as tsconfig.json and deno.json say.
     jsx: 'automatic',
     jsxImportSource: 'hono/jsx',
