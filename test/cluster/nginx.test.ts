@@ -18,19 +18,11 @@ import { after, before, describe, it } from 'node:test';
 import { DEMO_PROJECT_ID, DEMO_SITE_ID, DEMO_TOKEN } from '../../src/seed/demo.js';
 import { serveProcess, type ServeProcess } from '../helpers/cli.js';
 import { startNginx, type Nginx } from '../helpers/nginx.js';
+import { until } from '../helpers/ports.js';
 import { serviceSkip } from '../helpers/services.js';
 
 const skip = await serviceSkip('nginx');
 const auth = { authorization: `Bearer ${DEMO_TOKEN}` };
-
-/** Resolves once `check()` is true, polling every 20 ms; rejects after `timeoutMs`. */
-async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 20));
-  }
-}
 
 /** Access-log lines of `instance` whose user agent is `agent` (written after the answer: see `until`). */
 function accessLines(instance: ServeProcess, agent: string): { remoteAddr: string; status: number }[] {

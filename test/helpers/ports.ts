@@ -17,6 +17,24 @@ export function freePort(): Promise<number> {
 export const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
+ * Resolves once `check()` (a value or a promise of one) is true, asked every `intervalMs` (real
+ * time: for what child processes and servers do by themselves); throws `timed out waiting for
+ * <what> (<timeoutMs> ms)` when it is still false after `timeoutMs`.
+ */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 20,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${timeoutMs} ms)`);
+    await sleep(intervalMs);
+  }
+}
+
+/**
  * Resolves once a TCP connection to 127.0.0.1:`port` opens (polled every 20 ms, real time: a child
  * process starting). Throws `${name} exited: <why>` as soon as `exited()` returns a reason, and
  * `${name} did not listen on <port> within <timeoutMs> ms` after `timeoutMs` (with `log()` appended).

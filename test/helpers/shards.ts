@@ -20,6 +20,9 @@ const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
  * shards depends on them.
  */
 const COST: Record<string, number> = {
+  // The multi-instance test (#20): 22.6 s alone, 42 to 56 s beside a second copy of itself; a
+  // busy machine's single runs, not quiet means.
+  'cluster/instances.test.ts': 22,
   'browser/reference-page.test.ts': 14.1,
   // The settings area's (#23): estimated from single runs on a busy machine, not quiet means.
   'browser/settings.test.ts': 12,

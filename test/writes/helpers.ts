@@ -312,18 +312,41 @@ export interface ReceivedMail {
   raw: string;
 }
 
+/** A message read by the server and not yet answered (see `TestSmtp.hold`). */
+export interface HeldMail extends ReceivedMail {
+  /** Its client closed the connection while it was held: it was never accepted. */
+  abandoned: boolean;
+}
+
 export interface TestSmtp {
   port: number;
+  /** The messages accepted (answered 250), in order. */
   received: ReceivedMail[];
   /** Called on MAIL FROM; return an SMTP code (e.g. 451, 550) to refuse that attempt. */
   refuse: (attempt: number) => number | undefined;
   attempts: number;
+  /**
+   * While set, each message is read whole but its DATA is not answered until the promise
+   * settles (a relay that is slow to accept: the sender is mid-send meanwhile). Then it is
+   * accepted and added to `received`, unless its client went away first (`abandoned`).
+   */
+  hold: Promise<void> | undefined;
+  /** The messages held now (see `hold`). */
+  held: HeldMail[];
   close(): Promise<void>;
 }
 
 /** An SMTP server on 127.0.0.1 (no TLS, no auth) that records what it accepts. */
 export async function startSmtp(refuse: TestSmtp['refuse'] = () => undefined): Promise<TestSmtp> {
-  const state = { received: [] as ReceivedMail[], refuse, attempts: 0 };
+  const state = {
+    received: [] as ReceivedMail[],
+    refuse,
+    attempts: 0,
+    hold: undefined as Promise<void> | undefined,
+    held: [] as HeldMail[],
+  };
+  /** Held messages by session id, to mark them abandoned when their connection closes. */
+  const holding = new Map<string, HeldMail>();
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
@@ -340,13 +363,31 @@ export async function startSmtp(refuse: TestSmtp['refuse'] = () => undefined): P
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        state.received.push({
+        const mail: ReceivedMail = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw: Buffer.concat(chunks).toString('utf8'),
+        };
+        const hold = state.hold;
+        if (!hold) {
+          state.received.push(mail);
+          return callback();
+        }
+        const held: HeldMail = { ...mail, abandoned: false };
+        state.held.push(held);
+        holding.set(session.id, held);
+        void hold.then(() => {
+          holding.delete(session.id);
+          state.held.splice(state.held.indexOf(held), 1);
+          if (held.abandoned) return callback(new Error('the client went away'));
+          state.received.push(mail);
+          callback();
         });
-        callback();
       });
+    },
+    onClose(session) {
+      const held = holding.get(session.id);
+      if (held) held.abandoned = true;
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
