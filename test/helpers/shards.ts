@@ -79,12 +79,12 @@ export function unitTestFiles(): string[] {
 
 /**
  * The store-dependent files (decisions.md §16): every test that works through the repositories,
- * the routes, the writes, the workers, the import or the CLI on a store of the harness
- * (test/helpers/stores.ts). The PostgreSQL shards run these, and only these, a second time on
+ * the routes, the writes, the workers (the outbox's, the monitor's, the inbox's), the settings
+ * area, the import or the CLI on a store of the harness (test/helpers/stores.ts). The PostgreSQL shards run these, and only these, a second time on
  * PostgreSQL; the others test SQLite itself (test/store/: its file, pragmas, FTS5, query plans,
  * caches), the fixture control plane (SQLite only), or no store at all.
  */
-const STORE_DEPENDENT = /^(routes|writes|monitor|http)\/|^(import|seed|cli)\.test\.ts$/;
+const STORE_DEPENDENT = /^(routes|writes|monitor|http|inbox|web)\/|^(import|seed|cli)\.test\.ts$/;
 /** Store-dependent in their directory, but of no store (pure code) or of a SQLite file only. */
 const NOT_STORE_DEPENDENT = new Set([
   'http/request-gate.test.ts',
@@ -99,6 +99,11 @@ const NOT_STORE_DEPENDENT = new Set([
   'http/storage-failure.test.ts',
   'http/postgres-failure.test.ts',
   'writes/instances.test.ts',
+  'inbox/postgres.test.ts',
+  'web/postgres.test.ts',
+  // The fixture control plane (SQLite only) and SQLite's query plans.
+  'inbox/fixture.test.ts',
+  'inbox/query-plans.test.ts',
 ]);
 
 /** Whether `file` (relative to test/) runs on PostgreSQL too (see `STORE_DEPENDENT`). */

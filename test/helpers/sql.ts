@@ -54,12 +54,14 @@ export async function sqlScript(store: Store, text: string): Promise<void> {
 }
 
 /**
- * Makes the store refuse every `UPDATE` of `table` whose new row meets `condition` (SQL over
- * `NEW`, the same on both stores, e.g. `NEW.status = 'sent'`) with an error whose message is
- * `message`, until the returned function is called: a failing write for tests of what follows one.
+ * Makes the store refuse every `operation` (`INSERT` or `UPDATE`) of `table` whose new row meets
+ * `condition` (SQL over `NEW`, the same on both stores, e.g. `NEW.status = 'sent'`) with an error
+ * whose message is `message`, until the returned function is called: a failing write for tests of
+ * what follows one.
  */
-export async function refuseUpdates(
+export async function refuseWrites(
   store: Store,
+  operation: 'INSERT' | 'UPDATE',
   table: string,
   condition: string,
   message: string,
@@ -69,14 +71,14 @@ export async function refuseUpdates(
   if (store.dialect === 'sqlite') {
     await sqlScript(
       store,
-      `CREATE TRIGGER ${name} BEFORE UPDATE ON ${table} WHEN ${condition} BEGIN SELECT RAISE(ABORT, '${quoted}'); END`,
+      `CREATE TRIGGER ${name} BEFORE ${operation} ON ${table} WHEN ${condition} BEGIN SELECT RAISE(ABORT, '${quoted}'); END`,
     );
     return () => sqlScript(store, `DROP TRIGGER ${name}`);
   }
   await sqlScript(
     store,
     `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF ${condition} THEN RAISE EXCEPTION '${quoted}'; END IF; RETURN NEW; END $$;
-     CREATE TRIGGER ${name} BEFORE UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${name}();`,
+     CREATE TRIGGER ${name} BEFORE ${operation} ON ${table} FOR EACH ROW EXECUTE FUNCTION ${name}();`,
   );
   return () => sqlScript(store, `DROP TRIGGER ${name} ON ${table}; DROP FUNCTION ${name}();`);
 }

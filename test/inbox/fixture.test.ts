@@ -124,7 +124,7 @@ describe('POST /__admin/inbound', () => {
     });
     assert.deepEqual(bounce.body.data.outcome, 'matched');
     assert.deepEqual([bounce.body.data.threadId, bounce.body.data.classification], ['thr_dan', 'bounce']);
-    assert.equal(row(t, "SELECT status FROM contacts WHERE id = 'con_dan'").status, 'bounced');
+    assert.equal((await row(t, "SELECT status FROM contacts WHERE id = 'con_dan'")).status, 'bounced');
     // A bounce for another recipient (a colleague in copy) leaves the thread's contact as it was.
     const other = await inbound({
       raw: dsn({
@@ -135,7 +135,7 @@ describe('POST /__admin/inbound', () => {
       }),
     });
     assert.deepEqual([other.body.data.threadId, other.body.data.classification], ['thr_r3', 'bounce']);
-    assert.equal(row(t, "SELECT status FROM contacts WHERE id = 'con_r3'").status, 'active');
+    assert.equal((await row(t, "SELECT status FROM contacts WHERE id = 'con_r3'")).status, 'active');
 
     const ooo = await inbound({
       from: 'r2@rows.example',
@@ -146,7 +146,7 @@ describe('POST /__admin/inbound', () => {
     });
     assert.deepEqual([ooo.body.data.threadId, ooo.body.data.classification], ['thr_r2', 'out_of_office']);
     assert.equal(
-      row(t, "SELECT last_inbound_at FROM threads WHERE id = 'thr_r2'").last_inbound_at,
+      (await row(t, "SELECT last_inbound_at FROM threads WHERE id = 'thr_r2'")).last_inbound_at,
       '2026-10-30T10:00:00.000Z',
     );
 
@@ -178,7 +178,7 @@ describe('POST /__admin/inbound', () => {
   });
 
   it('refuses bad input with 422, and a body that is not JSON with 403 as every changing admin call, storing nothing', async () => {
-    const before = row(t, "SELECT count(*) AS n FROM thread_messages WHERE direction = 'inbound'").n;
+    const before = (await row(t, "SELECT count(*) AS n FROM thread_messages WHERE direction = 'inbound'")).n;
     const paths = async (body: unknown) => {
       const res = await inbound(body);
       assert.equal(res.status, 422, JSON.stringify(res.body));
@@ -196,7 +196,7 @@ describe('POST /__admin/inbound', () => {
       body: mail(),
     });
     assert.equal(text.status, 403);
-    assert.equal(row(t, "SELECT count(*) AS n FROM thread_messages WHERE direction = 'inbound'").n, before);
+    assert.equal((await row(t, "SELECT count(*) AS n FROM thread_messages WHERE direction = 'inbound'")).n, before);
   });
 });
 
@@ -285,7 +285,7 @@ describe('human replies classified by the model (providers.generator: openai)', 
       subject: 'Re: A guest post idea',
       reply: 'Sounds good.',
     });
-    assert.equal(row(t, "SELECT outcome FROM threads WHERE id = 'thr_r5'").outcome, 'neutral');
+    assert.equal((await row(t, "SELECT outcome FROM threads WHERE id = 'thr_r5'")).outcome, 'neutral');
   });
 
   it('refuses a raw message over inbox.maxBytes with 422, as the sync skips it', async () => {

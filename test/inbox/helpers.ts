@@ -20,7 +20,7 @@ import { runInboxPass, type ConnectionSummary, type InboxPassOptions } from '../
 import { account, contact, project, prospect, site, thread } from '../helpers/fixture.js';
 import type { TestDovecot } from '../helpers/dovecot.js';
 import { startTestServer, type HarnessOptions, type TestServer } from '../helpers/harness.js';
-import { sqliteStore } from '../helpers/stores.js';
+import { sqlAll, sqlGet } from '../helpers/sql.js';
 
 export const T0 = '2026-10-01T09:00:00.000Z';
 const stamp = { createdAt: T0, updatedAt: T0 };
@@ -286,17 +286,16 @@ export function dsn(options: {
   ].join('\r\n');
 }
 
-/** A row of the store, for assertions. */
-export const row = <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]) =>
-  sqliteStore(t.store)
-    .sqlite.prepare(sql)
-    .get(...params) as T;
+/** A row of the store (either kind: test/helpers/sql.ts), for assertions; throws when there is none. */
+export async function row<T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]): Promise<T> {
+  const found = await sqlGet<T>(t.store, sql, ...params);
+  if (found === undefined) throw new Error(`no row: ${sql}`);
+  return found;
+}
 
-/** Rows of the store, for assertions. */
-export const rows = <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]) =>
-  sqliteStore(t.store)
-    .sqlite.prepare(sql)
-    .all(...params) as T[];
+/** Rows of the store (either kind: test/helpers/sql.ts), for assertions. */
+export const rows = <T = Record<string, any>>(t: TestServer, sql: string, ...params: unknown[]): Promise<T[]> =>
+  sqlAll<T>(t.store, sql, ...params);
 
 /** One pass of the inbox sync over `t`'s store, as its worker runs it; resolves with the summaries. */
 export const pass = (t: TestServer, options: InboxPassOptions = {}) => {

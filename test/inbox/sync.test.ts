@@ -38,7 +38,7 @@ import {
   storedAs,
   summaryOf,
 } from './helpers.js';
-import { sqliteStore } from '../helpers/stores.js';
+import { refuseWrites, sqlRun } from '../helpers/sql.js';
 
 const skip = await serviceSkip('dovecot');
 
@@ -101,15 +101,19 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       bounces: 1,
       unmatched: 1,
     });
-    const threadOf = (id: string) => storedAs(t, id).map((m) => m.thread_id);
-    assert.deepEqual(threadOf('<m1@blog.example>'), ['thr_ana'], 'In-Reply-To wins over References');
-    assert.deepEqual(threadOf('<m2@elsewhere.example>'), ['thr_dan'], 'References from the last that is ours');
-    assert.deepEqual(threadOf('<m3@shop.example>'), ['thr_cat'], 'the sender, case-insensitively');
+    const threadOf = async (id: string) => (await storedAs(t, id)).map((m) => m.thread_id);
+    assert.deepEqual(await threadOf('<m1@blog.example>'), ['thr_ana'], 'In-Reply-To wins over References');
+    assert.deepEqual(await threadOf('<m2@elsewhere.example>'), ['thr_dan'], 'References from the last that is ours');
+    assert.deepEqual(await threadOf('<m3@shop.example>'), ['thr_cat'], 'the sender, case-insensitively');
     // thr_ana (updated 10-02) over thr_ana_old (10-01), and never site_two's thr_two (10-05).
-    assert.deepEqual(threadOf('<m4@blog.example>'), ['thr_ana'], 'the most recently updated thread of the sender');
-    assert.deepEqual(threadOf('<m5@mx.example>'), ['thr_r1'], 'a notification by its original');
-    assert.deepEqual(threadOf('<m6@nowhere.example>'), [], 'nothing stored when unmatched');
-    assert.equal(row(t, "SELECT inbound_count FROM threads WHERE id = 'thr_two'").inbound_count, 0);
+    assert.deepEqual(
+      await threadOf('<m4@blog.example>'),
+      ['thr_ana'],
+      'the most recently updated thread of the sender',
+    );
+    assert.deepEqual(await threadOf('<m5@mx.example>'), ['thr_r1'], 'a notification by its original');
+    assert.deepEqual(await threadOf('<m6@nowhere.example>'), [], 'nothing stored when unmatched');
+    assert.equal((await row(t, "SELECT inbound_count FROM threads WHERE id = 'thr_two'")).inbound_count, 0);
   });
 
   it('classifies each row of the table and changes the thread and the contact as it says', async () => {
@@ -169,7 +173,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
 
     const now = isoAt(t.clock.now());
     const thread = (r: string) =>
-      row(
+      row<Record<string, unknown>>(
         t,
         'SELECT status, outcome, classification, inbound_count, last_inbound_at, updated_at FROM threads WHERE id = ?',
         `thr_${r}`,
@@ -188,7 +192,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     ];
     for (const [r, classification, status, outcome, contactStatus] of expected) {
       assert.deepEqual(
-        thread(r),
+        await thread(r),
         {
           status,
           outcome,
@@ -199,9 +203,9 @@ describe('the inbox sync against Dovecot', { skip }, () => {
         },
         r,
       );
-      assert.equal(contact(r).status, contactStatus, r);
+      assert.equal((await contact(r)).status, contactStatus, r);
     }
-    assert.equal(contact('r4').suppression_reason, 'asked by reply to receive no more messages');
+    assert.equal((await contact('r4')).suppression_reason, 'asked by reply to receive no more messages');
     // The stored message, as the API shows it.
     const token = await t.mintToken('acct_in', ['outreach:read']);
     const listed = await t.get(`${API_THREADS}/thr_r6/messages`, token);
@@ -244,9 +248,9 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       matched: 2,
       duplicates: 2,
     });
-    assert.equal(storedAs(t, '<once@blog.example>').length, 1);
-    assert.equal(row(t, "SELECT inbound_count FROM threads WHERE id = 'thr_ana'").inbound_count, 1);
-    const hashed = rows(
+    assert.equal((await storedAs(t, '<once@blog.example>')).length, 1);
+    assert.equal((await row(t, "SELECT inbound_count FROM threads WHERE id = 'thr_ana'")).inbound_count, 1);
+    const hashed = await rows(
       t,
       "SELECT inbound_message_id FROM thread_messages WHERE thread_id = 'thr_dan' AND direction = 'inbound'",
     );
@@ -263,16 +267,17 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     });
     // A crash before the position was recorded: the next pass (a new holder, as after a restart)
     // reads the last initialDays again and drops what it stored.
-    sqliteStore(t.store).sqlite.exec('DELETE FROM inbox_mailboxes');
+    await sqlRun(t.store, 'DELETE FROM inbox_mailboxes');
     const again = summaryOf(await pass(t));
     assert.equal(again.fetched, 4);
     assert.equal(again.duplicates, 4);
-    assert.equal(row(t, "SELECT inbound_count FROM threads WHERE id = 'thr_ana'").inbound_count, 1);
+    assert.equal((await row(t, "SELECT inbound_count FROM threads WHERE id = 'thr_ana'")).inbound_count, 1);
 
     // The same reply in a second mailbox of the site (a copy to a colleague): stored once.
     dovecot.deliver('box4', once, at);
     const second = { ...t.server.app.deps.config.inbox.connections.conn_in!, user: 'box4' };
-    sqliteStore(t.store).sqlite.exec(
+    await sqlRun(
+      t.store,
       "INSERT INTO email_connections (id, site_id, project_id, provider, status, account_email, has_error, created_at, updated_at) VALUES ('conn_in2', 'site_in', 'prj_in', 'smtp', 'connected', 'box4@trailgear.example', 0, '2026-10-01T09:00:00.000Z', '2026-10-01T09:00:00.000Z')",
     );
     const { config, logger } = t.server.app.deps;
@@ -286,7 +291,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       {},
     );
     assert.equal(copy!.duplicates, 1);
-    assert.equal(storedAs(t, '<once@blog.example>').length, 1);
+    assert.equal((await storedAs(t, '<once@blog.example>')).length, 1);
   });
 
   it('reads the last initialDays again when UIDVALIDITY changes, dropping what it stored', async () => {
@@ -298,7 +303,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     dovecot.deliver('box5', second, at);
     assert.equal(summaryOf(await pass(t)).matched, 2);
     const before = await dovecot.uidValidity('box5', 'Replies');
-    assert.equal(row(t, 'SELECT uid_validity FROM inbox_mailboxes').uid_validity, before);
+    assert.equal((await row(t, 'SELECT uid_validity FROM inbox_mailboxes')).uid_validity, before);
 
     await dovecot.recreate('box5', 'Replies');
     // An old message, older than initialDays: not read again.
@@ -320,12 +325,12 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       matched: 1,
       duplicates: 2,
     });
-    assert.deepEqual(row(t, 'SELECT mailbox, uid_validity, last_uid FROM inbox_mailboxes'), {
+    assert.deepEqual(await row(t, 'SELECT mailbox, uid_validity, last_uid FROM inbox_mailboxes'), {
       mailbox: `imap://box5@${dovecot.host}:${dovecot.port}/Replies`,
       uid_validity: changed,
       last_uid: 4,
     });
-    assert.equal(storedAs(t, '<old@blog.example>').length, 0);
+    assert.equal((await storedAs(t, '<old@blog.example>')).length, 0);
   });
 
   it('skips a message over maxBytes and an unparseable one, and reads HTML-only, encoded words, charsets and a message without Date', async () => {
@@ -366,13 +371,13 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       matched: 3,
       skipped: 2,
     });
-    assert.equal(storedAs(t, '<big@blog.example>').length, 0);
-    const [html] = storedAs(t, '<html@blog.example>');
+    assert.equal((await storedAs(t, '<big@blog.example>')).length, 0);
+    const [html] = await storedAs(t, '<html@blog.example>');
     assert.equal(html!.body, 'Sounds good!\n\nSend it over.');
-    const [words] = storedAs(t, '<words@shop.example>');
+    const [words] = await storedAs(t, '<words@shop.example>');
     assert.equal(words!.subject, 'Re: Déjà vu ✓');
     assert.equal(words!.body, 'Très bien, merci.');
-    const [noDate] = storedAs(t, '<nodate@news.example>');
+    const [noDate] = await storedAs(t, '<nodate@news.example>');
     assert.equal(noDate!.sent_at, isoAt(receivedAt), "the server's internal date");
   });
 
@@ -440,7 +445,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     const t = await server({ user: 'box9', two: false });
     dovecot.deliver('box9', mail({ messageId: '<leased@blog.example>', from: ANA }), { receivedAt: t.clock.now() });
     const until = isoAt(t.clock.now() + 60_000);
-    sqliteStore(t.store).sqlite.prepare("INSERT INTO inbox_leases VALUES ('conn_in', 'inbox_other', ?)").run(until);
+    await sqlRun(t.store, "INSERT INTO inbox_leases VALUES ('conn_in', 'inbox_other', ?)", until);
     assert.deepEqual(summaryOf(await pass(t)), {
       connectionId: 'conn_in',
       status: 'busy',
@@ -448,10 +453,10 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       fetched: 0,
       ...counts,
     });
-    assert.equal(row(t, 'SELECT holder FROM inbox_leases').holder, 'inbox_other');
+    assert.equal((await row(t, 'SELECT holder FROM inbox_leases')).holder, 'inbox_other');
     t.clock.advance(60_000);
     assert.equal(summaryOf(await pass(t)).matched, 1);
-    assert.equal(row(t, 'SELECT count(*) AS n FROM inbox_leases').n, 0, 'given up at the end of the pass');
+    assert.equal((await row(t, 'SELECT count(*) AS n FROM inbox_leases')).n, 0, 'given up at the end of the pass');
   });
 
   it('stores each message once when two instances sync the same connection', async () => {
@@ -460,8 +465,8 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       dovecot.deliver('box10', mail({ messageId: `<both${n}@blog.example>`, from: ANA, body: `Reply ${n}?` }), {
         receivedAt: t.clock.now(),
       });
-    // A second instance: its own connection to the same database file, its own holder.
-    const other = await openStore(sqliteStore(t.store).path);
+    // A second instance: its own connection to the same database, its own holder.
+    const other = await openStore(t.location);
     try {
       const { config, logger } = t.server.app.deps;
       const [a, b] = await Promise.all([pass(t), runInboxPass({ store: other, clock: t.clock, config, logger }, {})]);
@@ -469,7 +474,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       assert.deepEqual(results.map((s) => s.status).sort(), ['busy', 'ok']);
       assert.equal(results[0]!.matched + results[1]!.matched, 60);
       // The lease expires (the other instance stopped mid-way, say), and both read it all again.
-      sqliteStore(t.store).sqlite.exec('DELETE FROM inbox_mailboxes');
+      await sqlRun(t.store, 'DELETE FROM inbox_mailboxes');
       const [c, d] = await Promise.all([
         pass(t, { holder: 'inbox_a' }),
         runInboxPass({ store: other, clock: t.clock, config, logger }, { holder: 'inbox_b' }),
@@ -478,8 +483,8 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     } finally {
       await other.close();
     }
-    assert.equal(row(t, "SELECT count(*) AS n FROM thread_messages WHERE direction = 'inbound'").n, 60);
-    assert.equal(row(t, "SELECT inbound_count FROM threads WHERE id = 'thr_ana'").inbound_count, 60);
+    assert.equal((await row(t, "SELECT count(*) AS n FROM thread_messages WHERE direction = 'inbound'")).n, 60);
+    assert.equal((await row(t, "SELECT inbound_count FROM threads WHERE id = 'thr_ana'")).inbound_count, 60);
   });
 
   it('keeps every count the API reports exact, and counts each message in outreach_inbox_messages_total', async () => {
@@ -520,9 +525,9 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     const threads = await t.get(`${API_THREADS}?limit=100`, token);
     assert.equal(
       threads.body.data.pagination.total,
-      row(t, "SELECT count(*) AS n FROM threads WHERE site_id = 'site_in'").n,
+      (await row(t, "SELECT count(*) AS n FROM threads WHERE site_id = 'site_in'")).n,
     );
-    assert.equal(row(t, "SELECT status FROM contacts WHERE id = 'con_dan'").status, 'bounced');
+    assert.equal((await row(t, "SELECT status FROM contacts WHERE id = 'con_dan'")).status, 'bounced');
     const metrics = await t.server.metrics!.registry.getSingleMetricAsString('outreach_inbox_messages_total');
     for (const [result, n] of Object.entries({ matched: 1, unmatched: 1, duplicate: 1, bounce: 1, skipped: 2 }))
       assert.ok(metrics.includes(`outreach_inbox_messages_total{result="${result}"} ${n}`), `${result}\n${metrics}`);
@@ -544,7 +549,10 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       await t.server.workers.outbox.drain();
       assert.equal(smtp.received.length, 1);
       const delivered = await parseMessage(smtp.received[0]!.raw);
-      const queued = row(t, "SELECT id FROM thread_messages WHERE thread_id = 'thr_cat' AND direction = 'outbound'");
+      const queued = await row(
+        t,
+        "SELECT id FROM thread_messages WHERE thread_id = 'thr_cat' AND direction = 'outbound'",
+      );
       assert.equal(delivered.messageId, outboxId(queued.id));
       // Answered from another address than the contact's (a colleague), so only the id can tell.
       dovecot.deliver(
@@ -560,10 +568,10 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       );
       assert.equal(summaryOf(await pass(t)).matched, 1);
       assert.deepEqual(
-        storedAs(t, '<answer@shop.example>').map((m) => m.thread_id),
+        (await storedAs(t, '<answer@shop.example>')).map((m) => m.thread_id),
         ['thr_cat'],
       );
-      assert.deepEqual(row(t, "SELECT status, outcome, classification FROM threads WHERE id = 'thr_cat'"), {
+      assert.deepEqual(await row(t, "SELECT status, outcome, classification FROM threads WHERE id = 'thr_cat'"), {
         status: 'replied',
         outcome: 'positive',
         classification: 'interested',
@@ -579,11 +587,11 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       receivedAt: t.clock.now(),
     });
     assert.equal(await t.server.workers.inbox.runOnce(), 1);
-    assert.equal(storedAs(t, '<w1@blog.example>').length, 1);
+    assert.equal((await storedAs(t, '<w1@blog.example>')).length, 1);
     dovecot.deliver(ME, mail({ messageId: '<w2@blog.example>', from: ANA }), { receivedAt: t.clock.now() });
     assert.equal(await t.server.workers.inbox.runOnce(), 1);
     assert.equal(await t.server.workers.inbox.runOnce(), 0);
-    assert.equal(storedAs(t, '<w2@blog.example>').length, 1);
+    assert.equal((await storedAs(t, '<w2@blog.example>')).length, 1);
     const logins = () =>
       dovecot
         .log()
@@ -594,7 +602,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     dovecot.kick(ME);
     dovecot.deliver(ME, mail({ messageId: '<w3@blog.example>', from: ANA }), { receivedAt: t.clock.now() });
     assert.equal(await t.server.workers.inbox.runOnce(), 1);
-    assert.equal(storedAs(t, '<w3@blog.example>').length, 1);
+    assert.equal((await storedAs(t, '<w3@blog.example>')).length, 1);
     assert.equal(logins(), 2);
   });
 
@@ -614,7 +622,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
         ['conn_two', 'error', `the connection to ${dovecot.host}:1 was refused`],
       ],
     );
-    assert.deepEqual(rows(t, 'SELECT id, status, has_error FROM email_connections ORDER BY id'), [
+    assert.deepEqual(await rows(t, 'SELECT id, status, has_error FROM email_connections ORDER BY id'), [
       { id: 'conn_in', status: 'error', has_error: 1 },
       { id: 'conn_two', status: 'error', has_error: 1 },
     ]);
@@ -625,14 +633,18 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     const at = { receivedAt: t.clock.now() };
     dovecot.deliver('box16', mail({ messageId: '<fine@blog.example>', from: ANA }), at);
     dovecot.deliver('box16', mail({ messageId: '<fails@blog.example>', from: CAT }), at);
-    sqliteStore(t.store).sqlite.exec(
-      "CREATE TEMP TRIGGER refuse BEFORE INSERT ON thread_messages WHEN new.inbound_message_id = '<fails@blog.example>' BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+    const allow = await refuseWrites(
+      t.store,
+      'INSERT',
+      'thread_messages',
+      "NEW.inbound_message_id = '<fails@blog.example>'",
+      'disk full',
     );
     const failed = summaryOf(await pass(t));
     assert.deepEqual([failed.status, failed.error, failed.fetched], ['error', 'the store failed', 0]);
-    assert.equal(storedAs(t, '<fine@blog.example>').length, 0, 'the batch rolled back whole');
-    assert.equal(row(t, 'SELECT count(*) AS n FROM inbox_mailboxes').n, 0);
-    sqliteStore(t.store).sqlite.exec('DROP TRIGGER temp.refuse');
+    assert.equal((await storedAs(t, '<fine@blog.example>')).length, 0, 'the batch rolled back whole');
+    assert.equal((await row(t, 'SELECT count(*) AS n FROM inbox_mailboxes')).n, 0);
+    await allow();
     assert.equal(summaryOf(await pass(t)).matched, 2);
   });
 });

@@ -7,17 +7,15 @@
  * a token made or revoked through one (the page's and the CLI's `createToken`/`revokeToken`) is
  * seen at once by the other.
  *
- * The store does not open PostgreSQL yet (the scale-out issue wires it): the repositories run here
- * on kysely's PostgreSQL dialect over a `pg` pool, which is all they use of a store (`store.db`),
- * as test/inbox/postgres.test.ts does. When `openStore` takes a `postgres://` URL, the HTTP tests
- * of the area run on it through the shared store helper, and two servers share a session.
+ * Each instance is a store of its own (`openStore` on the database's URL, a pool of 4); the
+ * repositories are called on its `db`, as the routes call them. The HTTP tests of the area run on
+ * both stores through the shared store helper (test/helpers/stores.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import { readMigrationDir } from '../../src/db/migrate.js';
+import type { Kysely } from 'kysely';
+import { openStore, type Store } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrate.js';
 import type { Database } from '../../src/db/schema.js';
 import { isoAt } from '../../src/domain/clock.js';
 import { hashPassword, verifyPassword } from '../../src/domain/passwords.js';
@@ -52,9 +50,9 @@ import {
   tokenState,
 } from '../../src/repos/tokens.js';
 import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';
+import { sqlRun } from '../helpers/sql.js';
 
 const skip = await serviceSkip('postgres');
-const PG_DIR = fileURLToPath(new URL('../../sql/postgres/', import.meta.url));
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 const PASSWORD = 'a password on postgres';
 
@@ -62,43 +60,39 @@ describe('the settings area on PostgreSQL, two instances', { skip }, () => {
   let database: TestDatabase;
   let a: Kysely<Database>;
   let b: Kysely<Database>;
-  const instances: Kysely<Database>[] = [];
-  /** An instance: its own pool on the test database, as a store's `db`. */
-  const instance = () => {
-    const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 4 }) }),
-    });
-    instances.push(db);
-    return db;
+  const stores: Store[] = [];
+  /** An instance: a store of its own (its own pool of 4) on the test database; its `db`. */
+  const instance = async () => {
+    const store = await openStore(database.url, { poolSize: 4 });
+    stores.push(store);
+    return store.db;
   };
 
   before(async () => {
     database = await createTestDatabase('settings');
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      for (const migration of readMigrationDir(PG_DIR)) {
-        await client.query('BEGIN');
-        await client.query(migration.sql);
-        await client.query('COMMIT');
-      }
-      for (const [id, email] of [
-        ['acct_a', 'Owner@Example.test'],
-        ['acct_b', 'other@example.test'],
-        ['acct_same', 'owner@example.TEST'],
-      ])
-        await client.query(
-          `INSERT INTO accounts (id, email, name, plan, created_at, updated_at) VALUES ($1, $2, $1, 'pro', $3, $3)`,
-          [id, email, isoAt(T0)],
-        );
-    } finally {
-      await client.end();
-    }
-    a = instance();
-    b = instance();
+    const setup = await openStore(database.url);
+    stores.push(setup);
+    await migrate(setup);
+    for (const [id, email] of [
+      ['acct_a', 'Owner@Example.test'],
+      ['acct_b', 'other@example.test'],
+      ['acct_same', 'owner@example.TEST'],
+    ])
+      await sqlRun(
+        setup,
+        'INSERT INTO accounts (id, email, name, plan, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+        id,
+        email,
+        id,
+        'pro',
+        isoAt(T0),
+        isoAt(T0),
+      );
+    a = await instance();
+    b = await instance();
   });
   after(async () => {
-    for (const db of instances) await db.destroy();
+    for (const store of stores) await store.close();
     await database?.drop();
   });
 

@@ -10,7 +10,7 @@ import { isoAt } from '../../src/domain/clock.js';
 import { outbox } from '../../src/workers/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { chars, row, startSmtp, startWriteServer, type TestSmtp } from './helpers.js';
-import { refuseUpdates, sqlRun } from '../helpers/sql.js';
+import { refuseWrites, sqlRun } from '../helpers/sql.js';
 
 const BACKOFF = 1000;
 const REPLY = '/projects/prj_a1/sites/site_a1/threads/thr_a1/replies';
@@ -229,7 +229,7 @@ describe('reply to a thread', () => {
       // The relay accepts but the store refuses the update: the attempt stays counted and leased,
       // retried after its backoff (at least once), never marked failed as if the relay had refused.
       const id = await queue('Accepted, not recorded.');
-      const allow = await refuseUpdates(t.store, 'thread_messages', "NEW.status = 'sent'", 'disk I/O error');
+      const allow = await refuseWrites(t.store, 'UPDATE', 'thread_messages', "NEW.status = 'sent'", 'disk I/O error');
       try {
         await assert.rejects(t.server.workers.outbox.runOnce(), /disk I\/O error/);
       } finally {
