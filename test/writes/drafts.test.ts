@@ -211,7 +211,9 @@ describe('regenerate draft (openai generator)', () => {
         'openai.baseUrl': `${llm.url}/v1`,
         'openai.model': 'local-model',
         'openai.apiKeyEnv': 'OUTREACH_TEST_LLM_KEY',
-        'openai.timeoutMs': 300,
+        // Long enough that the held request of the 409 test outlives the second request on a busy
+        // machine (300 ms did not, on PostgreSQL under the whole suite); the timeout test waits it once.
+        'openai.timeoutMs': 1500,
       },
     });
     token = await t.mintToken('acct_a', ['outreach:write']);
