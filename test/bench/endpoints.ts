@@ -5,6 +5,7 @@
  */
 import { Buffer } from 'node:buffer';
 import type Database from 'better-sqlite3';
+import type { PoolClient, QueryResult } from 'pg';
 import { systemClock } from '../../src/domain/clock.js';
 import type { Config } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/connection.js';
@@ -126,12 +127,33 @@ interface Executed {
 }
 
 /**
- * Wraps `sqliteStore(store).sqlite.prepare` so that every statement run through it (by Kysely or directly)
- * is recorded while `recording` is set. Must be installed before the app prepares anything.
+ * Records every statement run on `store` while `recording` is set, with its rows. SQLite: wraps
+ * `sqliteStore(store).sqlite.prepare` (by Kysely or directly); PostgreSQL: wraps the pool's
+ * `connect`, so each connection's `query` is recorded (kysely's driver goes through it). Must be
+ * installed before the app runs anything.
  */
 function recordStatements(store: Store) {
   const log: Executed[] = [];
   const state = { recording: false, log };
+  if (store.dialect === 'postgres') {
+    const pool = store.pool;
+    const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
+    const wrapped = new WeakSet<PoolClient>();
+    (pool as { connect: unknown }).connect = async () => {
+      const client = await connect();
+      // The pool hands the same clients out again: each is wrapped once.
+      if (wrapped.has(client)) return client;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<QueryResult>;
+      (client as { query: unknown }).query = async (text: string, values?: unknown[]) => {
+        const result = await query(text, values);
+        if (state.recording) log.push({ sql: text, params: values ?? [], rows: result.rows });
+        return result;
+      };
+      return client;
+    };
+    return state;
+  }
   const prepare = sqliteStore(store).sqlite.prepare.bind(sqliteStore(store).sqlite);
   (sqliteStore(store).sqlite as { prepare: unknown }).prepare = (sql: string) => {
     const stmt = prepare(sql) as unknown as Record<string, unknown>;
@@ -177,7 +199,7 @@ function roleOf(e: Executed): Captured['statements'][number]['role'] {
   if (/\bapi_tokens\b/.test(sql) && !/\bbacklinks\b|\bprospects\b|\bleads\b/.test(sql)) return 'auth';
   if (
     /^select .* from "?(projects|sites)"? /.test(sql) &&
-    /"?id"? = \?/.test(sql) &&
+    /"?id"? = (\?|\$\d+)/.test(sql) &&
     !/\b(backlinks|prospects|leads|drafts|threads)\b/.test(sql)
   )
     return 'lookup';
@@ -196,8 +218,9 @@ function roleOf(e: Executed): Captured['statements'][number]['role'] {
 }
 
 /**
- * Runs each endpoint once through the project's app, in this process, over `dbPath` (writes
- * included: the database is the run's working copy), recording the body and the SQL.
+ * Runs each endpoint once through the project's app, in this process, over `dbPath` (a SQLite
+ * file, or a PostgreSQL URL; writes included: the database is the run's working copy), recording
+ * the body and the SQL.
  */
 export async function capture(dbPath: string, config: Config, list: Endpoint[]): Promise<Captured[]> {
   const store = await openStore(dbPath);

@@ -11,7 +11,10 @@
  * - direct: a plain `node:http` server running the endpoint's page SQL (captured from the real app, see capture.ts) run through
  *   prepared better-sqlite3 statements with the captured parameters, and the rows
  *   JSON.stringify'd in an envelope with a constant `total`. No auth, router, validation or
- *   mapping. What Node plus SQLite cost.
+ *   mapping. What Node plus SQLite cost. On PostgreSQL (`db` a postgres:// URL, `--store
+ *   postgres`): the same statements, as captured, run through a `pg` pool of `poolSize`
+ *   connections (the server's `db.poolSize`), with the same parsing of counts as the server's
+ *   store (`int8` as numbers). What Node plus PostgreSQL cost.
  *
  *   node --import tsx test/bench/floors.ts <spec.json>
  *
@@ -36,11 +39,59 @@ export interface FloorRoute {
 
 export interface FloorSpec {
   mode: 'static' | 'framework' | 'direct';
+  /** direct: the SQLite file, or a PostgreSQL URL. */
   db?: string;
+  /** direct on PostgreSQL: connections of the pool. */
+  poolSize?: number;
   routes: FloorRoute[];
 }
 
 type Handler = (res: ServerResponse) => void;
+
+/**
+ * The direct floor's handler on PostgreSQL: each statement through a pool (one after another, as
+ * the server runs a page's statements), the rows in the same envelope as on SQLite.
+ */
+async function postgresHandlers(spec: FloorSpec): Promise<{ handler: (route: FloorRoute) => Handler; close: () => void }> {
+  const { default: pg } = await import('pg');
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return Number;
+      return pg.types.getTypeParser(oid, format);
+    },
+  };
+  const pool = new pg.Pool({ connectionString: spec.db, max: spec.poolSize ?? 10, types });
+  const fail = (res: ServerResponse, error: unknown) => {
+    process.stderr.write(`floors: ${(error as Error).message}\n`);
+    res.writeHead(500).end();
+  };
+  return {
+    handler(route) {
+      const statements = route.statements!;
+      const pagination = route.pagination!;
+      const rowsOf = async () => {
+        const results: unknown[][] = [];
+        for (const s of statements) results.push((await pool.query(s.sql, s.params)).rows);
+        return results;
+      };
+      return (res) => {
+        rowsOf().then(
+          (results) =>
+            send(
+              res,
+              JSON.stringify(
+                results.length === 1
+                  ? { ok: true, data: { data: results[0], pagination } }
+                  : { ok: true, data: { results, pagination } },
+              ),
+            ),
+          (error: unknown) => fail(res, error),
+        );
+      };
+    },
+    close: () => void pool.end(),
+  };
+}
 
 function send(res: ServerResponse, body: string | Buffer): void {
   res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
@@ -98,7 +149,8 @@ async function main(specPath: string): Promise<void> {
   const exact = new Map<string, Handler>();
   const byMethod = new Map<string, Handler>();
   let db: import('better-sqlite3').Database | undefined;
-  if (spec.mode === 'direct') {
+  const postgres = spec.mode === 'direct' && /^postgres(ql)?:/i.test(spec.db!) ? await postgresHandlers(spec) : null;
+  if (spec.mode === 'direct' && !postgres) {
     const { default: Database } = await import('better-sqlite3');
     db = new Database(spec.db!, { fileMustExist: true });
     db.pragma('busy_timeout = 5000');
@@ -108,6 +160,8 @@ async function main(specPath: string): Promise<void> {
     if (spec.mode !== 'direct') {
       const body = Buffer.from(route.body ?? '{}');
       handler = (res) => send(res, body);
+    } else if (postgres) {
+      handler = postgres.handler(route);
     } else {
       const statements = route.statements!.map((s) => ({ stmt: db!.prepare(s.sql), params: s.params }));
       const pagination = route.pagination!;
@@ -150,6 +204,7 @@ async function main(specPath: string): Promise<void> {
     server.close();
     server.closeAllConnections();
     db?.close();
+    postgres?.close();
     process.exit(0);
   });
 }

@@ -35,6 +35,11 @@ export interface RunResult {
   /** CPU of the load client (this process), in cores. */
   clientCpu: number;
   /**
+   * CPU of the processes the target works through, in cores (`setHelperProcesses`: PostgreSQL's
+   * backends of the bench database, nginx, a second instance); null when there are none (SQLite).
+   */
+  helperCpu: number | null;
+  /**
    * The rest of the machine's CPU use during the run, in cores: kernel work (loopback
    * networking) and any other process. Much above ~0.3 means something else was running and
    * the run is not to be trusted.
@@ -121,9 +126,22 @@ export async function waitForQuiet(
   }
 }
 
+let helperProcesses: (() => number[]) | null = null;
+
+/**
+ * Names the processes the target works through (their pids, listed at the start and the end of
+ * each run), so that their CPU is reported as `helperCpu` rather than counted as another
+ * process's (`otherCpu`); null for none. A helper that starts during a run counts from 0.
+ */
+export function setHelperProcesses(list: (() => number[]) | null): void {
+  helperProcesses = list;
+}
+
 function measureCpu(pid: number | undefined) {
   const t0 = performance.now();
   const target0 = pid ? cpuTicks(pid) : null;
+  const helpers = helperProcesses;
+  const helpers0 = new Map((helpers?.() ?? []).map((p) => [p, cpuTicks(p) ?? 0]));
   const machine0 = machineBusyTicks();
   const client0 = process.cpuUsage();
   return () => {
@@ -134,11 +152,20 @@ function measureCpu(pid: number | undefined) {
     const targetCpu = target0 !== null && target1 !== null ? (target1 - target0) / CLK_TCK / seconds : null;
     const clientCpu = (client.user + client.system) / 1e6 / seconds;
     const machineCpu = machine0 !== null && machine1 !== null ? (machine1 - machine0) / CLK_TCK / seconds : null;
+    let helperCpu: number | null = null;
+    if (helpers) {
+      let ticks = 0;
+      for (const p of new Set([...helpers0.keys(), ...helpers()]))
+        ticks += Math.max(0, (cpuTicks(p) ?? helpers0.get(p) ?? 0) - (helpers0.get(p) ?? 0));
+      helperCpu = ticks / CLK_TCK / seconds;
+    }
     return {
       seconds,
       targetCpu,
       clientCpu,
-      otherCpu: machineCpu === null ? null : Math.max(0, machineCpu - (targetCpu ?? 0) - clientCpu),
+      helperCpu,
+      otherCpu:
+        machineCpu === null ? null : Math.max(0, machineCpu - (targetCpu ?? 0) - clientCpu - (helperCpu ?? 0)),
     };
   };
 }

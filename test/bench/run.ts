@@ -14,7 +14,15 @@
  *    area (settings.ts: the API access page, the scrypt cost, GET /me with sessions).
  * 6. A table on stdout, and .bench/results-<time>.json and .bench/results-latest.json.
  *
- * Options: --scale F (dataset size factor, default 1), --seconds N (peak runs, default 6),
+ * With `--store postgres` (decisions.md §16): the same dataset loaded into a PostgreSQL database
+ * of the bench's own (postgres.ts: cached, a working copy per run), the server started with
+ * `--db postgres://…`, the direct floor running the same captured SQL through `pg`, PostgreSQL's
+ * backends' CPU counted with the target's; the store-independent parts (the limiter
+ * micro-benchmark, the settings area) are left to the SQLite run. With `--nginx` (the default on
+ * PostgreSQL; balanced.ts): peak runs through deploy/nginx.conf in front of 1 and, on PostgreSQL,
+ * 2 instances.
+ *
+ * Options: --store sqlite|postgres (default sqlite), --nginx / --no-nginx, --scale F (dataset size factor, default 1), --seconds N (peak runs, default 6),
  * --paced-seconds N (default 5), --connections N (default 16), --only SUBSTRING (endpoints),
  * --server exe|bundle|source|deno (default exe; deno: `deno run src/main.ts`, served by Deno.serve), --coldstart-runs N (default 5),
  * --quiet-budget S (total wait for a quiet machine, default 180), --force-generate, --no-coldstart, --strict (exit 1 when a target is missed).
@@ -42,7 +50,9 @@ import {
 } from './endpoints.js';
 import type { FloorSpec } from './floors.js';
 import { BENCH_DIR, FULL_SIZES, ROOT, ensureDataset, scaled, type Dataset } from './generate.js';
-import { paced, peak, waitForQuiet, type RunResult } from './load.js';
+import { balancedRuns, type BalancedRun } from './balanced.js';
+import { paced, peak, setHelperProcesses, waitForQuiet, type RunResult } from './load.js';
+import { WORK_DATABASE, ensurePostgresDataset, processesMatching, type PostgresDataset } from './postgres.js';
 import { memoryOf, startFloor, startServer } from './processes.js';
 import { SCRYPT_RANGE_MS, SETTINGS_PAGE_P99_MS, type SettingsBench } from './settings.js';
 
@@ -63,7 +73,13 @@ const LIMITER_RUN_RPM = 1_000_000;
 /** CPU (cores) used outside the target and the client above which a run is marked as disturbed. */
 const BUSY_CORES = 0.35;
 
+/** Connections of the PostgreSQL direct floor's pool: the server's `db.poolSize` default. */
+const POSTGRES_POOL = 10;
+
 interface Options {
+  store: 'sqlite' | 'postgres';
+  /** Peak runs through nginx in front of 1 (and on PostgreSQL 2) instances. */
+  nginx: boolean;
   scale: number;
   seconds: number;
   pacedSeconds: number;
@@ -87,7 +103,11 @@ function parseArgs(argv: string[]): Options {
   const server = value('--server') ?? 'exe';
   if (!['source', 'bundle', 'exe', 'deno'].includes(server))
     throw new Error('--server must be source, bundle, exe or deno');
+  const store = value('--store') ?? 'sqlite';
+  if (store !== 'sqlite' && store !== 'postgres') throw new Error('--store must be sqlite or postgres');
   return {
+    store,
+    nginx: argv.includes('--nginx') || (store === 'postgres' && !argv.includes('--no-nginx')),
     scale: Number(value('--scale') ?? 1),
     seconds: Number(value('--seconds') ?? 6),
     pacedSeconds: Number(value('--paced-seconds') ?? 5),
@@ -159,16 +179,27 @@ async function main(): Promise<void> {
   }
 
   // 2. Working copy and configuration (rate limit off).
-  const db = join(work, 'bench.db');
-  const copyStart = performance.now();
-  copyFileSync(dataset.path, db);
-  step(`working copy in ${((performance.now() - copyStart) / 1000).toFixed(1)} s`);
+  let db = join(work, 'bench.db');
+  let postgres: PostgresDataset | null = null;
+  /** PostgreSQL's backends of the working copy: their CPU is the target's too. */
+  let backends: (() => number[]) | null = null;
+  if (opts.store === 'postgres') {
+    postgres = await ensurePostgresDataset(dataset, { force: opts.forceGenerate, log: (l) => step(l) });
+    db = postgres.url;
+    step(`working copy ${WORK_DATABASE} in ${postgres.copySeconds.toFixed(1)} s (${mib(postgres.bytes)})`);
+    backends = () => processesMatching(` ${WORK_DATABASE} `);
+    setHelperProcesses(backends);
+  } else {
+    const copyStart = performance.now();
+    copyFileSync(dataset.path, db);
+    step(`working copy in ${((performance.now() - copyStart) / 1000).toFixed(1)} s`);
+  }
   const configPath = join(work, 'config.json');
   writeFileSync(configPath, JSON.stringify({ limits: { requestsPerMinute: 0 } }, null, 2));
   const config = loadConfig(configPath, {}, { db });
 
   // 3. Capture bodies and SQL in-process.
-  const raw = new Database(db, { readonly: true });
+  const raw = new Database(postgres ? dataset.path : db, { readonly: true });
   const fx = fixtures(raw);
   raw.close();
   let list = endpoints(fx, stamp);
@@ -194,7 +225,12 @@ async function main(): Promise<void> {
   );
   const directRoutes = captured.map(directRoute);
   const directFloor = await startFloor(
-    writeSpec('direct-floor', { mode: 'direct', db, routes: directRoutes.filter((r) => r !== null) }),
+    writeSpec('direct-floor', {
+      mode: 'direct',
+      db,
+      ...(postgres ? { poolSize: POSTGRES_POOL } : {}),
+      routes: directRoutes.filter((r) => r !== null),
+    }),
     join(work, 'floors.log'),
   );
 
@@ -308,6 +344,26 @@ async function main(): Promise<void> {
   await frameworkFloor.stop();
   await directFloor.stop();
 
+  // 4b. Through nginx, in front of 1 and (PostgreSQL) 2 instances: GET /me, a list, a search, a write.
+  let balanced: BalancedRun[] | null = null;
+  if (opts.nginx) {
+    const kinds = new Set(['GET /me', 'backlinks limit=25', 'prospects search', 'PATCH draft']);
+    balanced = await balancedRuns({
+      command,
+      db,
+      config: configPath,
+      logFile: serverLog,
+      first: server,
+      instances: postgres ? [1, 2] : [1],
+      endpoints: captured.map((c) => c.endpoint).filter((e) => kinds.has(e.name)),
+      connections: opts.connections,
+      seconds: opts.seconds,
+      helpers: backends,
+      quiet,
+      log: step,
+    });
+  }
+
   // 5a. The limiter's cost in the server: GET /me on a second server whose limiter counts every
   // request, alternating short runs with the first (limiter off), so that both see the same
   // conditions; medians of 3 runs each.
@@ -359,20 +415,9 @@ async function main(): Promise<void> {
   await server.stop();
   const checkpoints = checkpointSummary(serverLog);
 
-  // 5b. The limiter micro-benchmark, in its own process.
-  await quiet('the limiter micro-benchmark');
-  const micro = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(ROOT, 'test/bench/limiter.ts')], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  if (micro.status !== 0) throw new Error(`limiter benchmark failed: ${micro.stderr}`);
-  const limiter = JSON.parse(micro.stdout) as {
-    worstNsPerCheck: number;
-    cases: Record<string, { nsPerCheck: number }>;
-    memory: { tokens: number; bytesPerToken: number; heldAfterWindow: number; keysAfterWindow: number }[];
-    redis: RedisLimiterFigures | null;
-  };
-  step(`limiter: worst ${limiter.worstNsPerCheck.toFixed(0)} ns per check`);
+  // 5b. The limiter micro-benchmark, in its own process (store-independent: the SQLite run's).
+  const limiter = postgres ? null : await limiterMicro(quiet);
+  if (limiter) step(`limiter: worst ${limiter.worstNsPerCheck.toFixed(0)} ns per check`);
 
   // 5c. Cold start.
   let cold: ColdStart | null = null;
@@ -384,24 +429,9 @@ async function main(): Promise<void> {
     );
   }
 
-  // 5d. The settings area (issue #23), on a small database and server of its own (settings.ts).
-  await quiet('the settings area');
-  const settingsRun = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'test/bench/settings.ts'),
-      '--server',
-      opts.server === 'exe' ? 'exe' : 'bundle',
-      '--quiet-budget',
-      String(Math.round(quietBudgetMs / 1000)),
-      '--json',
-    ],
-    { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  if (settingsRun.status !== 0) throw new Error('the settings area benchmark failed (its messages are above)');
-  const settings = JSON.parse(settingsRun.stdout) as SettingsBench;
+  // 5d. The settings area (issue #23), on a small database and server of its own (settings.ts;
+  // store-independent: the SQLite run's).
+  const settings = postgres ? null : await settingsBench(opts, quiet, () => quietBudgetMs);
 
   // 6. Report.
   const wallSeconds = (performance.now() - wallStart) / 1000;
@@ -427,37 +457,41 @@ async function main(): Promise<void> {
       limit: `${COLD_START_RATIO}x`,
     });
   }
-  global.push({
-    name: 'limiter cost per check (worst case)',
-    met: limiter.worstNsPerCheck < LIMITER_NS_LIMIT,
-    value: `${limiter.worstNsPerCheck.toFixed(0)} ns`,
-    limit: `${LIMITER_NS_LIMIT} ns`,
-  });
-  const bounded = limiter.memory.every((m) => m.keysAfterWindow <= 1 && m.heldAfterWindow < 1024 * 1024);
-  global.push({
-    name: 'limiter memory bounded by tokens',
-    met: bounded,
-    value: `${limiter.memory.map((m) => `${m.tokens} tokens ${mib(m.bytesPerToken * m.tokens)}`).join(', ')}; freed after the window: ${bounded ? 'yes' : 'no'}`,
-    limit: 'O(tokens), freed',
-  });
-  global.push({
-    name: 'settings: API access page (10 tokens), p99 at half peak',
-    met: settings.page.half.p99 <= SETTINGS_PAGE_P99_MS,
-    value: `${settings.page.half.p99.toFixed(2)} ms at ${settings.page.half.rate}/s (peak ${settings.page.peak.rps.toFixed(0)}/s)`,
-    limit: `${SETTINGS_PAGE_P99_MS} ms`,
-  });
-  global.push({
-    name: "settings: a sign-in's scrypt (median)",
-    met: settings.scrypt.medianMs >= SCRYPT_RANGE_MS[0] && settings.scrypt.medianMs <= SCRYPT_RANGE_MS[1],
-    value: `${settings.scrypt.medianMs.toFixed(0)} ms (a whole sign-in: ${settings.scrypt.signInMedianMs.toFixed(0)} ms)`,
-    limit: `${SCRYPT_RANGE_MS[0]}–${SCRYPT_RANGE_MS[1]} ms`,
-  });
-  global.push({
-    name: `settings: GET /me with ${settings.me.sessions} sessions against none`,
-    met: settings.me.rpsWith >= 0.9 * settings.me.rpsWithout,
-    value: `${(1e6 / settings.me.rpsWith).toFixed(1)} µs against ${(1e6 / settings.me.rpsWithout).toFixed(1)} µs a request`,
-    limit: 'not slower (within 10 %)',
-  });
+  if (limiter) {
+    global.push({
+      name: 'limiter cost per check (worst case)',
+      met: limiter.worstNsPerCheck < LIMITER_NS_LIMIT,
+      value: `${limiter.worstNsPerCheck.toFixed(0)} ns`,
+      limit: `${LIMITER_NS_LIMIT} ns`,
+    });
+    const bounded = limiter.memory.every((m) => m.keysAfterWindow <= 1 && m.heldAfterWindow < 1024 * 1024);
+    global.push({
+      name: 'limiter memory bounded by tokens',
+      met: bounded,
+      value: `${limiter.memory.map((m) => `${m.tokens} tokens ${mib(m.bytesPerToken * m.tokens)}`).join(', ')}; freed after the window: ${bounded ? 'yes' : 'no'}`,
+      limit: 'O(tokens), freed',
+    });
+  }
+  if (settings) {
+    global.push({
+      name: 'settings: API access page (10 tokens), p99 at half peak',
+      met: settings.page.half.p99 <= SETTINGS_PAGE_P99_MS,
+      value: `${settings.page.half.p99.toFixed(2)} ms at ${settings.page.half.rate}/s (peak ${settings.page.peak.rps.toFixed(0)}/s)`,
+      limit: `${SETTINGS_PAGE_P99_MS} ms`,
+    });
+    global.push({
+      name: "settings: a sign-in's scrypt (median)",
+      met: settings.scrypt.medianMs >= SCRYPT_RANGE_MS[0] && settings.scrypt.medianMs <= SCRYPT_RANGE_MS[1],
+      value: `${settings.scrypt.medianMs.toFixed(0)} ms (a whole sign-in: ${settings.scrypt.signInMedianMs.toFixed(0)} ms)`,
+      limit: `${SCRYPT_RANGE_MS[0]}–${SCRYPT_RANGE_MS[1]} ms`,
+    });
+    global.push({
+      name: `settings: GET /me with ${settings.me.sessions} sessions against none`,
+      met: settings.me.rpsWith >= 0.9 * settings.me.rpsWithout,
+      value: `${(1e6 / settings.me.rpsWith).toFixed(1)} µs against ${(1e6 / settings.me.rpsWithout).toFixed(1)} µs a request`,
+      limit: 'not slower (within 10 %)',
+    });
+  }
   global.push({
     name: 'npm run bench wall time',
     met: wallSeconds < WALL_LIMIT_S,
@@ -469,6 +503,7 @@ async function main(): Promise<void> {
     startedAt: new Date(Date.now() - wallSeconds * 1000).toISOString(),
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memory: totalmem(), node: process.version },
     options: opts,
+    store: opts.store,
     dataset: {
       key: dataset.key,
       sizes,
@@ -476,6 +511,7 @@ async function main(): Promise<void> {
       generatedThisRun: dataset.generated ?? null,
       generatedEarlier: dataset.earlier ?? null,
     },
+    postgres: postgres && { database: WORK_DATABASE, ...postgres, url: undefined },
     buildSeconds,
     serverCommand: command.map((p) => p.replace(`${ROOT}/`, '')),
     serverReadyMs: server.readyMs,
@@ -483,6 +519,7 @@ async function main(): Promise<void> {
     checkpoints,
     loadAverage: { start: loadAverageStart, end: loadAverage() },
     endpoints: results,
+    balanced,
     limiter: { micro: limiter, http: limiterHttp },
     coldStart: cold,
     settings,
@@ -491,11 +528,57 @@ async function main(): Promise<void> {
     wallSeconds,
   };
   writeFileSync(join(BENCH_DIR, `results-${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(join(BENCH_DIR, 'results-latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  // The latest of each store apart, so that a PostgreSQL run never stands for SQLite's latest.
+  const latest = postgres ? 'results-postgres-latest.json' : 'results-latest.json';
+  writeFileSync(join(BENCH_DIR, latest), `${JSON.stringify(report, null, 2)}\n`);
   printReport(report);
-  out(`results: .bench/results-${stamp}.json (and .bench/results-latest.json)`);
+  out(`results: .bench/results-${stamp}.json (and .bench/${latest})`);
   if (opts.strict && (results.some((r) => r.targets.some((t) => !t.met)) || global.some((t) => !t.met)))
     process.exitCode = 1;
+}
+
+/** test/bench/limiter.ts's figures. */
+interface LimiterMicro {
+  worstNsPerCheck: number;
+  cases: Record<string, { nsPerCheck: number }>;
+  memory: { tokens: number; bytesPerToken: number; heldAfterWindow: number; keysAfterWindow: number }[];
+  redis: RedisLimiterFigures | null;
+}
+
+/** The limiter micro-benchmark (limiter.ts), in its own process once the machine is quiet. */
+async function limiterMicro(quiet: (before: string) => Promise<void>): Promise<LimiterMicro> {
+  await quiet('the limiter micro-benchmark');
+  const micro = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(ROOT, 'test/bench/limiter.ts')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (micro.status !== 0) throw new Error(`limiter benchmark failed: ${micro.stderr}`);
+  return JSON.parse(micro.stdout) as LimiterMicro;
+}
+
+/** The settings area's benchmark (settings.ts), in its own process, within what is left of the quiet budget. */
+async function settingsBench(
+  opts: Options,
+  quiet: (before: string) => Promise<void>,
+  quietBudgetMs: () => number,
+): Promise<SettingsBench> {
+  await quiet('the settings area');
+  const settingsRun = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'test/bench/settings.ts'),
+      '--server',
+      opts.server === 'exe' ? 'exe' : 'bundle',
+      '--quiet-budget',
+      String(Math.round(quietBudgetMs() / 1000)),
+      '--json',
+    ],
+    { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  if (settingsRun.status !== 0) throw new Error('the settings area benchmark failed (its messages are above)');
+  return JSON.parse(settingsRun.stdout) as SettingsBench;
 }
 
 /** The machine's load average over 1, 5 and 15 minutes (other engineers share it). */
@@ -532,9 +615,12 @@ function printReport(report: {
   };
   serverCommand: string[];
   serverMemory: { peakRss: number; rss: number } | null;
+  store: Options['store'];
+  postgres: { database: string; loaded: { seconds: number } | null; copySeconds: number; bytes: number } | null;
   endpoints: EndpointResult[];
+  balanced: BalancedRun[] | null;
   limiter: {
-    micro: { cases: Record<string, { nsPerCheck: number }>; redis: RedisLimiterFigures | null };
+    micro: { cases: Record<string, { nsPerCheck: number }>; redis: RedisLimiterFigures | null } | null;
     http: { rps: number; rpsOff: number; usPerRequest: number; headers: boolean } | null;
   };
   coldStart: ColdStart | null;
@@ -560,6 +646,12 @@ function printReport(report: {
         ? `generated this run in ${gen.seconds.toFixed(1)} s`
         : `from cache${report.dataset.generatedEarlier ? ` (generated in ${report.dataset.generatedEarlier.seconds.toFixed(1)} s)` : ''}`),
   );
+  const pg = report.postgres;
+  if (pg)
+    out(
+      `store: PostgreSQL, database ${pg.database} (${mib(pg.bytes)}), ${pg.loaded ? `loaded this run in ${pg.loaded.seconds.toFixed(1)} s` : 'loaded earlier'}, ` +
+        `copied in ${pg.copySeconds.toFixed(1)} s; the target's CPU below includes its PostgreSQL backends' (server+backends)`,
+    );
   out();
   table(
     [
@@ -604,7 +696,9 @@ function printReport(report: {
     'per endpoint: response bytes, list total; CPU in cores during the peak runs: target / load client / rest of the machine',
   );
   const cpu = (r: RunResult | null) =>
-    r ? `${r.targetCpu?.toFixed(2) ?? '-'} / ${r.clientCpu.toFixed(2)} / ${r.otherCpu?.toFixed(2) ?? '-'}` : '-';
+    r
+      ? `${r.targetCpu?.toFixed(2) ?? '-'}${r.helperCpu !== null ? `+${r.helperCpu.toFixed(2)}` : ''} / ${r.clientCpu.toFixed(2)} / ${r.otherCpu?.toFixed(2) ?? '-'}`
+      : '-';
   table(
     [
       'endpoint',
@@ -637,7 +731,7 @@ function printReport(report: {
   // CPU time per response: on a shared machine a process that gets less than its core answers
   // fewer requests, but each still costs about the same CPU, so these ratios hold where req/s do not.
   const usPerRequest = (r: RunResult | null) =>
-    r && r.targetCpu !== null && r.rps > 0 ? (r.targetCpu / r.rps) * 1e6 : null;
+    r && r.targetCpu !== null && r.rps > 0 ? ((r.targetCpu + (r.helperCpu ?? 0)) / r.rps) * 1e6 : null;
   const us = (x: number | null) => (x === null ? '-' : x.toFixed(1));
   const share = (floor: number | null, server: number | null) =>
     floor === null || server === null ? '-' : (floor / server).toFixed(2);
@@ -655,6 +749,7 @@ function printReport(report: {
   );
   const disturbed = report.endpoints
     .flatMap((r) => [r.server, r.half, r.staticFloor, r.frameworkFloor, r.directFloor])
+    .concat((report.balanced ?? []).map((b) => b.run))
     .filter((x) => x && (x.otherCpu ?? 0) > BUSY_CORES);
   if (report.quietWaits.length) {
     const waited = report.quietWaits.reduce((n, w) => n + w.waitedMs, 0) / 1000;
@@ -689,24 +784,53 @@ function printReport(report: {
         `(min ${c.nodeBundle.minMs.toFixed(0)}, max ${c.nodeBundle.maxMs.toFixed(0)}), ratio ${c.ratio.toFixed(2)}`,
     );
   }
-  const cases = report.limiter.micro.cases;
-  out(
-    `limiter per check: ${Object.entries(cases)
-      .map(([k, v]) => `${k} ${v.nsPerCheck.toFixed(0)} ns`)
-      .join(', ')}`,
-  );
-  const redis = report.limiter.micro.redis;
-  out(
-    redis
-      ? `limiter on Redis (limits.store: redis): ${redis.usPerCheckSequential.toFixed(1)} µs per check one after another, ` +
-          `${redis.usPerCheck16InFlight.toFixed(1)} µs with 16 in flight; ${redis.bytesPerFullToken} bytes in Redis per token with a full window`
-      : 'limiter on Redis: not measured (no Redis at OUTREACH_TEST_REDIS_URL)',
-  );
+  const micro = report.limiter.micro;
+  if (micro) {
+    out(
+      `limiter per check: ${Object.entries(micro.cases)
+        .map(([k, v]) => `${k} ${v.nsPerCheck.toFixed(0)} ns`)
+        .join(', ')}`,
+    );
+    const redis = micro.redis;
+    out(
+      redis
+        ? `limiter on Redis (limits.store: redis): ${redis.usPerCheckSequential.toFixed(1)} µs per check one after another, ` +
+            `${redis.usPerCheck16InFlight.toFixed(1)} µs with 16 in flight; ${redis.bytesPerFullToken} bytes in Redis per token with a full window`
+        : 'limiter on Redis: not measured (no Redis at OUTREACH_TEST_REDIS_URL)',
+    );
+  } else out('limiter micro-benchmark and settings area: not run on PostgreSQL (store-independent; see the SQLite run)');
   const http = report.limiter.http;
   if (http) {
     out(
       `limiter in the server: GET /me ${rps(http.rps)} req/s with it, ${rps(http.rpsOff)} without: ${http.usPerRequest.toFixed(2)} µs per request ` +
         `(check and five headers)${http.headers ? '' : ' — WARNING: no X-RateLimit headers seen'}`,
+    );
+  }
+  if (report.balanced) {
+    out();
+    out(
+      'through deploy/nginx.conf (limiter off, as every run above): peak runs; cpu: the instances, nginx and PostgreSQL backends together / load client / rest',
+    );
+    const counts = [...new Set(report.balanced.map((b) => b.instances))];
+    const names = [...new Set(report.balanced.map((b) => b.endpoint))];
+    const direct = (name: string) => report.endpoints.find((r) => r.name === name)?.server;
+    table(
+      ['endpoint', 'direct req/s', ...counts.flatMap((n) => [`${n} behind nginx req/s`, 'p99 ms', 'cpu'])],
+      names.map((name) => [
+        name,
+        direct(name) ? rps(direct(name)!.rps) : '-',
+        ...counts.flatMap((n) => {
+          const b = report.balanced!.find((x) => x.endpoint === name && x.instances === n)?.run;
+          if (!b) return ['-', '-', '-'];
+          const all = (b.targetCpu ?? 0) + (b.helperCpu ?? 0);
+          return [
+            `${rps(b.rps)}${busy(b)}${b.failures ? ` (${b.failures} failed)` : ''}`,
+            ms(b.p99),
+            `${all.toFixed(2)} / ${b.clientCpu.toFixed(2)} / ${b.otherCpu?.toFixed(2) ?? '-'}`,
+          ];
+        }),
+      ]),
+      [false, true, ...counts.flatMap(() => [true, true, true])],
     );
   }
   if (report.buildSeconds !== null) out(`npm run build: ${report.buildSeconds.toFixed(1)} s`);

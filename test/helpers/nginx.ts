@@ -21,6 +21,8 @@ export const NGINX_CONF = join(ROOT, 'deploy/nginx.conf');
 export interface Nginx {
   /** `http://127.0.0.1:PORT` */
   origin: string;
+  /** The master process's pid (its workers are its children). */
+  pid: number;
   /** The configuration file as run (deploy/nginx.conf with the test's upstreams and port). */
   conf: string;
   /** What nginx wrote to its error log so far. */
@@ -109,6 +111,7 @@ export async function startNginx(upstreams: string[]): Promise<Nginx> {
   }
   return {
     origin: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     conf,
     errorLog,
     async stop() {
