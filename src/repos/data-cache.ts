@@ -29,9 +29,18 @@ const byStore = new WeakMap<Store, StoreCache>();
  * @throws Error when `db` is not an open store's query builder (`storeOf`).
  */
 export function dataCache(db: Kysely<Database>): Map<string, unknown> {
+  return keptDataCache(db) ?? new Map();
+}
+
+/**
+ * `dataCache(db)` where what is put in it is kept for later calls; null where nothing may be
+ * cached (see `dataCache`), for callers that would work differently when nothing is kept.
+ * @throws Error when `db` is not an open store's query builder (`storeOf`).
+ */
+export function keptDataCache(db: Kysely<Database>): Map<string, unknown> | null {
   const store = storeOf(db);
   const stamp = db.isTransaction ? null : store.changeStamp();
-  if (stamp === null) return new Map();
+  if (stamp === null) return null;
   let cache = byStore.get(store);
   if (!cache || cache.stamp !== stamp || cache.entries.size >= MAX_ENTRIES) {
     cache = { stamp, entries: new Map() };

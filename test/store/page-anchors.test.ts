@@ -1,14 +1,16 @@
 /**
  * Deep pages served from anchors (src/repos/page-anchors.ts) are exactly the pages a plain
  * OFFSET gives: at and around anchor boundaries, past the end, per filter, and after the data
- * changes, whether through this connection or another one (a second process importing).
+ * changes, whether through this connection or another one (a second process importing); and
+ * where no anchor can be kept (inside a transaction, as always on PostgreSQL), from one statement
+ * that walks the offset instead of one per anchor.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openStore, type Store } from '../../src/db/connection.js';
+import { inTransaction, openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
 import { listBacklinks, type BacklinkFilter } from '../../src/repos/backlinks.js';
@@ -131,5 +133,27 @@ describe('deep pages from anchors', () => {
     await importDocument(other, document(ROWS, ROWS + 50), { nowIso: '2026-06-01T00:00:00.000Z' });
     sqliteStore(other).sqlite.prepare("DELETE FROM backlinks WHERE id = 'bl_000100'").run();
     for (const offset of offsets) await assertSame({ projectId: 'prj_1' }, 25, offset);
+  });
+
+  it('reads a deep page with one walk where nothing can be kept (in a transaction), the same rows', async () => {
+    const statements: string[] = [];
+    const stop = store.traceQueries((q) => statements.push(q.sql));
+    try {
+      for (const offset of offsets) {
+        const filter = { projectId: 'prj_1' };
+        statements.length = 0;
+        const { items } = await inTransaction(store.db, (trx) => listBacklinks(trx, filter, 25, offset));
+        assert.deepEqual(
+          items.map((b) => b.id),
+          plainPage(filter, 25, offset),
+          `offset ${offset}`,
+        );
+        const reads = statements.filter((sql) => /^select/i.test(sql.trim()));
+        // The page, its total, and (deep, within the rows) the one key at the offset; past the end the walk of old.
+        if (offset >= ANCHOR_STRIDE && offset < ROWS) assert.equal(reads.length, 3, `offset ${offset}: ${reads.join('; ')}`);
+      }
+    } finally {
+      stop();
+    }
   });
 });
