@@ -9,6 +9,7 @@
  * client takes about one core, so two instances share the other with nginx and the database, and
  * the figure shows what the topology costs here rather than what two machines would give.
  */
+import { appendFileSync } from 'node:fs';
 import { startNginx } from '../helpers/nginx.js';
 import type { Endpoint } from './endpoints.js';
 import { peak, setHelperProcesses, type RunResult } from './load.js';
@@ -38,6 +39,8 @@ export async function balancedRuns(options: {
   connections: number;
   seconds: number;
   helpers: (() => number[]) | null;
+  /** Where nginx's error log goes when a run had failures. */
+  nginxLog: string;
   quiet: (label: string) => Promise<void>;
   log: (line: string) => void;
 }): Promise<BalancedRun[]> {
@@ -66,6 +69,8 @@ export async function balancedRuns(options: {
             `${label}: ${run.rps.toFixed(0)} req/s, p99 ${run.p99.toFixed(2)} ms, cpu ${((run.targetCpu ?? 0) + (run.helperCpu ?? 0)).toFixed(2)}${run.failures ? `, ${run.failures} failures` : ''}`,
           );
         }
+        if (runs.some((r) => r.instances === n && r.run.failures > 0))
+          appendFileSync(options.nginxLog, `--- ${n} instance(s)\n${nginx.errorLog()}`);
       } finally {
         await nginx.stop();
       }

@@ -359,6 +359,7 @@ async function main(): Promise<void> {
       connections: opts.connections,
       seconds: opts.seconds,
       helpers: backends,
+      nginxLog: join(work, 'nginx-error.log'),
       quiet,
       log: step,
     });
