@@ -49,7 +49,9 @@ export async function balancedRuns(options: {
   try {
     for (const n of options.instances) {
       while (servers.length < n)
-        servers.push(await startServer(options.command, { db: options.db, config: options.config, logFile: options.logFile }));
+        servers.push(
+          await startServer(options.command, { db: options.db, config: options.config, logFile: options.logFile }),
+        );
       const upstreams = servers.slice(0, n).map((s) => new URL(s.origin).host);
       const nginx = await startNginx(upstreams);
       const others = servers.slice(1, n).map((s) => s.pid);

@@ -52,7 +52,9 @@ type Handler = (res: ServerResponse) => void;
  * The direct floor's handler on PostgreSQL: each statement through a pool (one after another, as
  * the server runs a page's statements), the rows in the same envelope as on SQLite.
  */
-async function postgresHandlers(spec: FloorSpec): Promise<{ handler: (route: FloorRoute) => Handler; close: () => void }> {
+async function postgresHandlers(
+  spec: FloorSpec,
+): Promise<{ handler: (route: FloorRoute) => Handler; close: () => void }> {
   const { default: pg } = await import('pg');
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {

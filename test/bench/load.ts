@@ -164,8 +164,7 @@ function measureCpu(pid: number | undefined) {
       targetCpu,
       clientCpu,
       helperCpu,
-      otherCpu:
-        machineCpu === null ? null : Math.max(0, machineCpu - (targetCpu ?? 0) - clientCpu - (helperCpu ?? 0)),
+      otherCpu: machineCpu === null ? null : Math.max(0, machineCpu - (targetCpu ?? 0) - clientCpu - (helperCpu ?? 0)),
     };
   };
 }

@@ -82,7 +82,8 @@ async function cachedMarker(): Promise<string | null> {
 /** `value` in COPY's text format: `\N` for null, backslash escapes for `\`, tab, newline and return. */
 function copyValue(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
-  if (typeof value === 'string') return value.replace(/[\\\t\n\r]/g, (ch) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[ch]!);
+  if (typeof value === 'string')
+    return value.replace(/[\\\t\n\r]/g, (ch) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[ch]!);
   if (typeof value === 'bigint' || typeof value === 'number') return String(value);
   throw new Error(`bench: a value of type ${typeof value} cannot be loaded into PostgreSQL`);
 }
@@ -188,7 +189,10 @@ async function load(
     });
     for (const t of tables) {
       const missing = t.columns.filter(
-        (col) => !(source.prepare(`SELECT name FROM pragma_table_info(?)`).all(t.name) as { name: string }[]).some((r) => r.name === col),
+        (col) =>
+          !(source.prepare(`SELECT name FROM pragma_table_info(?)`).all(t.name) as { name: string }[]).some(
+            (r) => r.name === col,
+          ),
       );
       if (missing.length) throw new Error(`bench: ${t.name} has no column ${missing.join(', ')} in the SQLite dataset`);
     }
@@ -227,7 +231,8 @@ async function load(
       }
       await write(input, `${chunk}\\.\n`);
       rows[t.name] = n;
-      if (n >= 10_000) log(`  ${t.name}: ${n} rows read in ${((performance.now() - tableStarted) / 1000).toFixed(1)} s`);
+      if (n >= 10_000)
+        log(`  ${t.name}: ${n} rows read in ${((performance.now() - tableStarted) / 1000).toFixed(1)} s`);
     }
     await write(
       input,

@@ -799,7 +799,8 @@ function printReport(report: {
             `${redis.usPerCheck16InFlight.toFixed(1)} µs with 16 in flight; ${redis.bytesPerFullToken} bytes in Redis per token with a full window`
         : 'limiter on Redis: not measured (no Redis at OUTREACH_TEST_REDIS_URL)',
     );
-  } else out('limiter micro-benchmark and settings area: not run on PostgreSQL (store-independent; see the SQLite run)');
+  } else
+    out('limiter micro-benchmark and settings area: not run on PostgreSQL (store-independent; see the SQLite run)');
   const http = report.limiter.http;
   if (http) {
     out(

@@ -150,7 +150,8 @@ describe('deep pages from anchors', () => {
         );
         const reads = statements.filter((sql) => /^select/i.test(sql.trim()));
         // The page, its total, and (deep, within the rows) the one key at the offset; past the end the walk of old.
-        if (offset >= ANCHOR_STRIDE && offset < ROWS) assert.equal(reads.length, 3, `offset ${offset}: ${reads.join('; ')}`);
+        if (offset >= ANCHOR_STRIDE && offset < ROWS)
+          assert.equal(reads.length, 3, `offset ${offset}: ${reads.join('; ')}`);
       }
     } finally {
       stop();
