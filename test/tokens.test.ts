@@ -2,7 +2,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { TOKEN_PREFIX, generateToken, hashToken, isWellFormedToken, tokenHints } from '../src/domain/tokens.js';
+import {
+  TOKEN_NAME_MAX,
+  TOKEN_PREFIX,
+  generateToken,
+  hashToken,
+  isWellFormedToken,
+  maskTokens,
+  tokenHints,
+  tokenNameProblem,
+} from '../src/domain/tokens.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** `value` in base62, most significant digit first, left-padded with '0' to 6 characters. */
@@ -100,6 +109,55 @@ describe('tokens', () => {
     assert.equal(hashToken('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
     assert.deepEqual(tokenHints(token), { prefix: token.slice(0, 9), lastFour: token.slice(-4) });
     assert.deepEqual(tokenHints('fixture-token-for-ci-000000000123'), { prefix: 'fixt', lastFour: '0123' });
+  });
+});
+
+describe('maskTokens', () => {
+  it('masks every token in the text, each up to its last letter, digit or underscore', () => {
+    const [a, b] = [generateToken(), generateToken()];
+    assert.equal(maskTokens(`${a} and ${b}/x`), 'oapi_[masked] and oapi_[masked]/x');
+    assert.equal(maskTokens(`?t=oapi_a_B9-rest`), '?t=oapi_[masked]-rest');
+  });
+
+  it('decodes a percent-encoded letter, digit or underscore (either case of hex) and no other character', () => {
+    for (let byte = 0; byte < 256; byte++) {
+      const char = String.fromCharCode(byte);
+      const tokenChar = /^[0-9A-Za-z_]$/.test(char);
+      for (const hex of [byte.toString(16).padStart(2, '0').toUpperCase(), byte.toString(16).padStart(2, '0')]) {
+        // The token after it makes the text one to mask, so the decoded form is what comes back.
+        const expected = `x${tokenChar ? char : `%${hex}`} oapi_[masked]`;
+        assert.equal(maskTokens(`x%${hex} oapi_abc`), expected, `%${hex}`);
+      }
+    }
+    assert.equal(maskTokens('oapi%5F%41b%63'), 'oapi_[masked]', 'a token spelt in percent-encoded characters');
+  });
+});
+
+describe('tokenNameProblem', () => {
+  it('accepts 1 to 100 characters, counted in code points, without control characters', () => {
+    for (const name of ['x', ' ci ', 'x'.repeat(100), '😀'.repeat(100), 'tab-free name', 'é€ñ'])
+      assert.equal(tokenNameProblem(name), undefined, name);
+  });
+
+  it('asks for a name when it is empty or only spaces', () => {
+    for (const name of ['', ' ', ' \u00a0 '])
+      assert.equal(tokenNameProblem(name), 'Give the token a name (1–100 characters).', JSON.stringify(name));
+  });
+
+  it('refuses more than 100 characters, saying how many there are', () => {
+    assert.equal(TOKEN_NAME_MAX, 100);
+    assert.equal(tokenNameProblem('x'.repeat(101)), 'A token name has at most 100 characters (this one has 101).');
+    assert.equal(tokenNameProblem('😀'.repeat(101)), 'A token name has at most 100 characters (this one has 101).');
+  });
+
+  it('refuses control characters anywhere in it', () => {
+    for (const control of ['\n', '\r', '\t', '\u0000', '\u001f', '\u007f'])
+      for (const name of [`${control}ci`, `c${control}i`, `ci${control}`])
+        assert.equal(
+          tokenNameProblem(name),
+          'A token name cannot contain control characters (such as a line break).',
+          JSON.stringify(name),
+        );
   });
 });
 

@@ -95,10 +95,12 @@ const NOT_STORE_DEPENDENT = new Set([
   'writes/worker.test.ts',
   // A real process killed on a SQLite file; on PostgreSQL its leased reply would wait out workers.leaseMs.
   'writes/outbox-crash.test.ts',
-  // They choose their store themselves (a damaged SQLite file; PostgreSQL out of reach; instances on one database).
+  // They choose their store themselves (a damaged SQLite file; PostgreSQL out of reach; instances on one
+  // database; the outbox's lease on each store).
   'http/storage-failure.test.ts',
   'http/postgres-failure.test.ts',
   'writes/instances.test.ts',
+  'writes/outbox-lease.test.ts',
   'inbox/postgres.test.ts',
   'web/postgres.test.ts',
   // The fixture control plane (SQLite only) and SQLite's query plans.

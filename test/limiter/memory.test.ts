@@ -131,6 +131,12 @@ describe('MemoryLimiter', () => {
     assert.equal(limiter.size, 0);
   });
 
+  it('says it counts in this process only: store memory, never shared across instances', () => {
+    const limiter = new MemoryLimiter(3, 1000, new FakeClock());
+    assert.equal(limiter.store, 'memory');
+    assert.equal(limiter.shared, false);
+  });
+
   it('refuses a limit that is not a positive integer', () => {
     for (const limit of [0, -1, 1.5, Number.NaN])
       assert.throws(() => new MemoryLimiter(limit, 1000, new FakeClock()), {

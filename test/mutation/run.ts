@@ -48,6 +48,7 @@ const GROUPS: Group[] = [
     tests: [
       'test/writes/lease.test.ts',
       'test/writes/outbox.test.ts',
+      'test/writes/outbox-lease.test.ts',
       'test/writes/replies.test.ts',
       'test/writes/outbox-stop.test.ts',
     ],

@@ -9,6 +9,10 @@
 import assert from 'node:assert/strict';
 import { Hono } from 'hono';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { openStore, type Store } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrate.js';
+import { FakeClock, isoAt } from '../../src/domain/clock.js';
 import type { AppEnv, Caller } from '../../src/http/context.js';
 import {
   IdempotencyKeys,
@@ -19,9 +23,11 @@ import {
   requestHash,
 } from '../../src/http/middleware/idempotency.js';
 import { ApiError } from '../../src/http/errors.js';
+import { importDocument } from '../../src/import/index.js';
 import { ProviderError } from '../../src/providers/types.js';
 import type { TestServer } from '../helpers/harness.js';
-import { gate, startWriteServer } from './helpers.js';
+import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';
+import { gate, startWriteServer, writesFixture } from './helpers.js';
 
 const THREAD = '/projects/prj_a1/sites/site_a1/threads/thr_a1';
 /** A key lives 24 h (decisions.md §7). */
@@ -145,6 +151,33 @@ describe('idempotency keys of the reply route', () => {
   });
 });
 
+type Steps = IdempotentSteps<string, string, { status: 201; data: { commit: number } }>;
+
+/**
+ * An app with one write, `POST /w`, under `key`, made by `caller`, whose steps `steps(body)`
+ * gives; errors as the envelope. Resolves with a `send(n)` that posts `{ n }`.
+ */
+function writeAppOf(caller: Caller, keys: IdempotencyKeys, key: string, steps: (body: { n: number }) => Steps) {
+  const app = new Hono<AppEnv>();
+  app.use(async (c, next) => {
+    c.set('caller', caller);
+    await next();
+  });
+  app.post('/w', async (c) => {
+    const body = (await c.req.json()) as { n: number };
+    return keys.run(c, { operation: 'POST /w', key, ids: { projectId: 'prj_a1' }, body }, steps(body));
+  });
+  app.onError((error, c) =>
+    error instanceof ApiError
+      ? c.json({ ok: false, error: { code: error.code, message: error.message } }, error.status)
+      : c.json({ ok: false, error: { code: 'INTERNAL_ERROR', message: error.message } }, 500),
+  );
+  return async (n: number) => {
+    const res = await app.request('/w', { method: 'POST', body: JSON.stringify({ n }) });
+    return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: (await res.json()) as any };
+  };
+}
+
 // A guard, not a bound on speed: a broken rule may leave a request waiting for ever (the test then fails).
 describe('IdempotencyKeys.run: the claim looks again after the checks', { timeout: 60_000 }, () => {
   let t: TestServer;
@@ -160,29 +193,8 @@ describe('IdempotencyKeys.run: the claim looks again after the checks', { timeou
   });
   after(() => t.close());
 
-  type Steps = IdempotentSteps<string, string, { status: 201; data: { commit: number } }>;
-  /** An app with one write, `POST /w`, under `key`, whose steps `steps(body)` gives; errors as the envelope. */
-  const writeApp = (keys: IdempotencyKeys, key: string, steps: (body: { n: number }) => Steps) => {
-    const app = new Hono<AppEnv>();
-    app.use(async (c, next) => {
-      c.set('caller', caller);
-      await next();
-    });
-    app.post('/w', async (c) => {
-      const body = (await c.req.json()) as { n: number };
-      return keys.run(c, { operation: 'POST /w', key, ids: { projectId: 'prj_a1' }, body }, steps(body));
-    });
-    app.onError((error, c) =>
-      error instanceof ApiError
-        ? c.json({ ok: false, error: { code: error.code, message: error.message } }, error.status)
-        : c.json({ ok: false, error: { code: 'INTERNAL_ERROR', message: error.message } }, 500),
-    );
-    const send = async (n: number) => {
-      const res = await app.request('/w', { method: 'POST', body: JSON.stringify({ n }) });
-      return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: (await res.json()) as any };
-    };
-    return send;
-  };
+  const writeApp = (keys: IdempotencyKeys, key: string, steps: (body: { n: number }) => Steps) =>
+    writeAppOf(caller, keys, key, steps);
 
   /**
    * Starts request `n` of `send` and resolves once it is waiting in its checks (past the replay
@@ -317,6 +329,73 @@ describe('IdempotencyKeys.run: the claim looks again after the checks', { timeou
     assert.deepEqual(retry, { status: 201, replayed: null, body: { ok: true, data: { commit: 9 } } });
   });
 
+  it('takes the key back from a request whose claim outlived its lease: the next runs, the late one gets 409 and writes nothing', async () => {
+    const LEASE_MS = 1000;
+    const keys = new IdempotencyKeys(t.store, t.clock, undefined, LEASE_MS);
+    const preparing = gate();
+    const finish = gate();
+    const send = writeApp(keys, 'lease-key', (body) => ({
+      check: () => 'checked',
+      prepare: async () => {
+        if (body.n === 1) {
+          preparing.open();
+          await finish.promise;
+        }
+        return 'prepared';
+      },
+      commit: async (trx, _checked, _prepared, nowIso) => {
+        // A write of this request's own, to see which commits stayed.
+        await trx
+          .insertInto('idempotency_keys')
+          .values({
+            account_id: 'acct_a',
+            operation: 'lease test marks',
+            key: `mark-${body.n}`,
+            request_hash: '-',
+            state: 'completed',
+            created_at: nowIso,
+            expires_at: nowIso,
+          })
+          .execute();
+        return { status: 201, data: { commit: body.n } };
+      },
+    }));
+    const stalled = send(1);
+    await preparing.promise; // request 1 holds the key in flight
+    t.clock.advance(LEASE_MS - 1);
+    assert.deepEqual((await send(1)).body.error, CONFLICT, 'the same request within the lease: 409');
+    assert.deepEqual((await send(2)).body.error, REUSED, 'another request within the lease: 422');
+    t.clock.advance(1);
+    assert.deepEqual(
+      await send(2),
+      { status: 201, replayed: null, body: { ok: true, data: { commit: 2 } } },
+      'once the lease ran out the key counts as unused, whatever the request',
+    );
+    finish.open();
+    assert.deepEqual(await stalled, {
+      status: 409,
+      replayed: null,
+      body: {
+        ok: false,
+        error: {
+          code: 'IDEMPOTENCY_CONFLICT',
+          message: 'A request with this idempotency key is being processed; retry later',
+        },
+      },
+    });
+    const marks = await t.store.db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('operation', '=', 'lease test marks')
+      .execute();
+    assert.deepEqual(
+      marks.map((m) => m.key),
+      ['mark-2'],
+      "the late request's writes were rolled back",
+    );
+    assert.deepEqual(await send(2), { status: 201, replayed: 'true', body: { ok: true, data: { commit: 2 } } });
+  });
+
   it('replays a stored answer before any check runs, and the first answer of each key only', async () => {
     const keys = new IdempotencyKeys(t.store, t.clock);
     let checks = 0;
@@ -348,6 +427,140 @@ describe('IdempotencyKeys.run: the claim looks again after the checks', { timeou
     }));
     assert.equal((await send(1)).status, 404);
     assert.deepEqual(await send(1), { status: 201, replayed: null, body: { ok: true, data: { commit: 2 } } });
+  });
+});
+
+// On PostgreSQL, instances claim a key in transactions that run at once: a claim that finds no
+// row may then wait on another instance's uncommitted one, and must answer from that row once it
+// commits. The other instance is a transaction on a second pool, held open by the test.
+describe("IdempotencyKeys.run on PostgreSQL: a claim that waits on another instance's transaction", () => {
+  let skip: string | false = false;
+  let database: TestDatabase | undefined;
+  /** This instance's store, and the other instance's. */
+  const stores: Store[] = [];
+  let caller: Caller;
+  const clock = new FakeClock(Date.parse('2026-03-02T10:00:00.000Z'));
+
+  before(async () => {
+    skip = await serviceSkip('postgres');
+    if (skip) return;
+    database = await createTestDatabase('idempotency');
+    stores.push(await openStore(database.url), await openStore(database.url));
+    await migrate(stores[0]!);
+    await importDocument(stores[0]!, writesFixture(), { nowIso: isoAt(clock.now()) });
+    const account = await stores[0]!.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', 'acct_a')
+      .executeTakeFirstOrThrow();
+    caller = { account, tokenId: 'tok_test', scopes: new Set() };
+  });
+  after(async () => {
+    for (const store of stores) await store.close();
+    await database?.drop();
+  });
+
+  /** The row of `key` as the other instance stores it for request `{ n }`. */
+  const keyRow = (key: string, n: number, answer?: number) => ({
+    account_id: 'acct_a',
+    operation: 'POST /w',
+    key,
+    request_hash: requestHash({ projectId: 'prj_a1' }, { n }),
+    state: answer === undefined ? ('in_flight' as const) : ('completed' as const),
+    response_status: answer === undefined ? null : 201,
+    response_body: answer === undefined ? null : JSON.stringify({ ok: true, data: { commit: answer } }),
+    created_at: isoAt(clock.now()),
+    expires_at: isoAt(clock.now() + DAY_MS),
+  });
+  /** The other instance: writes `row` in a transaction it holds open until `commit()`. */
+  const otherInstance = (row: ReturnType<typeof keyRow>) => {
+    const written = gate();
+    const commit = gate();
+    const done = stores[1]!.db.transaction().execute(async (trx) => {
+      await trx.insertInto('idempotency_keys').values(row).execute();
+      written.open();
+      await commit.promise;
+    });
+    return { written: written.promise, commit: commit.open, done };
+  };
+  /** Resolves once a statement on this database waits for a lock (the claim, on the other's row). */
+  const claimWaits = async () => {
+    for (let i = 0; i < 1000; i++) {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(stores[1]!.db);
+      if (rows[0]!.n > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.fail('the claim never waited on the other instance');
+  };
+  /** Sends request `{ n }` under `key` while the other instance holds `row`, then lets it commit. */
+  const sendDuring = async (key: string, n: number, row: ReturnType<typeof keyRow>, whileWaiting = () => {}) => {
+    let commits = 0;
+    const send = writeAppOf(caller, new IdempotencyKeys(stores[0]!, clock), key, () => ({
+      check: () => 'checked',
+      commit: async () => ({ status: 201, data: { commit: ++commits } }),
+    }));
+    const other = otherInstance(row);
+    await other.written;
+    const answer = send(n);
+    await claimWaits();
+    whileWaiting();
+    other.commit();
+    await other.done;
+    return { answer: await answer, commits };
+  };
+  const stored = (key: string) =>
+    stores[0]!.db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'state', 'created_at', 'response_body'])
+      .where('key', '=', key)
+      .executeTakeFirstOrThrow();
+
+  it('replays the answer the other instance committed meanwhile', async (t) => {
+    if (skip) return t.skip(skip);
+    const { answer, commits } = await sendDuring('pg-completed', 1, keyRow('pg-completed', 1, 7));
+    assert.deepEqual(answer, { status: 201, replayed: 'true', body: { ok: true, data: { commit: 7 } } });
+    assert.equal(commits, 0, 'not run again');
+  });
+
+  it('answers 409 while the claim the other instance committed meanwhile is in flight, and leaves it alone', async (t) => {
+    if (skip) return t.skip(skip);
+    const row = keyRow('pg-in-flight', 1);
+    const { answer, commits } = await sendDuring('pg-in-flight', 1, row);
+    assert.deepEqual(answer, { status: 409, replayed: null, body: { ok: false, error: CONFLICT } });
+    assert.equal(commits, 0);
+    assert.deepEqual(await stored('pg-in-flight'), {
+      request_hash: row.request_hash,
+      state: 'in_flight',
+      created_at: row.created_at,
+      response_body: null,
+    });
+  });
+
+  it("answers 409 when the other instance's claim outlived its lease while this claim waited on it", async (t) => {
+    if (skip) return t.skip(skip);
+    // This claim was made before the lease ran out, so it lost; the key counts as unused only
+    // after it: the client retries.
+    const { answer, commits } = await sendDuring('pg-stale', 1, keyRow('pg-stale', 1), () => clock.advance(60_000));
+    assert.deepEqual(answer, {
+      status: 409,
+      replayed: null,
+      body: {
+        ok: false,
+        error: {
+          code: 'IDEMPOTENCY_CONFLICT',
+          message: 'A request with this idempotency key is being processed; retry later',
+        },
+      },
+    });
+    assert.equal(commits, 0);
+  });
+
+  it('answers 422 when the other instance took the key meanwhile for another request', async (t) => {
+    if (skip) return t.skip(skip);
+    const { answer, commits } = await sendDuring('pg-other', 2, keyRow('pg-other', 1, 7));
+    assert.deepEqual(answer, { status: 422, replayed: null, body: { ok: false, error: REUSED } });
+    assert.equal(commits, 0);
   });
 });
 
