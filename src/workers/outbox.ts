@@ -37,6 +37,9 @@ import { leasedPass, retryDelayMs, type LeasedQueue } from './lease.js';
 import { createWorker, type Worker } from './worker.js';
 
 const BATCH = 20;
+/** The Message-ID's domain for a sender address without one (never so: addresses are validated). */
+// Stryker disable next-line StringLiteral: unreachable fallback (see the attempt below)
+const NO_DOMAIN = 'outreach-api.invalid';
 
 /** The queueing side of the outbox, for the reply route (in its idempotency transaction). */
 export const outbox = {
@@ -82,13 +85,17 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
         : null;
     },
     attempt: async (m, attempt) => {
+      // A queued reply always has its sender's address and a subject (`enqueue` writes both, the
+      // address as validated): the fallbacks below only satisfy the columns' nullable types.
+      // Stryker disable next-line StringLiteral: unreachable fallback (see above)
       const from = m.from_email ?? '';
       await mail.send({
-        messageId: `<${m.id}@${from.split('@')[1] ?? 'outreach-api.invalid'}>`,
+        messageId: `<${m.id}@${from.split('@')[1] ?? NO_DOMAIN}>`,
         from: { name: m.display_name, address: from },
         replyTo: m.reply_to_email,
         to: JSON.parse(m.to_emails) as string[],
         cc: JSON.parse(m.cc_emails) as string[],
+        // Stryker disable next-line StringLiteral: unreachable fallback (see above)
         subject: m.subject ?? '',
         text: m.body,
         threadId: m.thread_id,

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { isoAt } from '../../src/domain/clock.js';
 import type { TestServer } from '../helpers/harness.js';
 import { startSmtp, startWriteServer, type TestSmtp, writesFixture } from './helpers.js';
@@ -56,6 +57,7 @@ describe('the outbox worker', () => {
       threadWithSubjects('thr_blank', ['   ']),
       threadWithSubjects('thr_latest', ['Old subject', 'New subject']),
       threadWithSubjects('thr_latest_null', ['Kept subject', null]),
+      threadWithSubjects('thr_no_subject', [null]),
     );
     t = await startWriteServer({
       fixture,
@@ -126,6 +128,7 @@ describe('the outbox worker', () => {
       thr_blank: 'Re: The 10 best hiking backpacks',
       thr_latest: 'Re: New subject',
       thr_latest_null: 'Re: Kept subject',
+      thr_no_subject: 'Re: The 10 best hiking backpacks',
     };
     for (const [thread, subject] of Object.entries(expected)) {
       const id = await reply(thread, `subject-key-${thread}`);
@@ -161,6 +164,25 @@ describe('the outbox worker', () => {
     await t.server.workers.outbox.drain();
     assert.equal((await message('thr_a1', refused)).status, 'failed');
     assert.deepEqual(await deliveries(), { retry: before.retry + 1, sent: before.sent + 1, failed: before.failed + 1 });
+  });
+
+  it('logs a pass that fails in the background with the name of its worker', async () => {
+    // Without its table every pass fails (a store that cannot serve): the worker logs it and goes on.
+    await sql`ALTER TABLE thread_messages RENAME TO thread_messages_away`.execute(t.store.db);
+    try {
+      t.server.workers.outbox.wake();
+      for (let i = 0; !logged.some((line) => line.message === 'background worker failed'); i++) {
+        if (i === 1000) assert.fail(`no failure logged: ${JSON.stringify(logged)}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    } finally {
+      await sql`ALTER TABLE thread_messages_away RENAME TO thread_messages`.execute(t.store.db);
+    }
+    const failure = logged.find((line) => line.message === 'background worker failed')!;
+    assert.equal(failure.level, 'error');
+    assert.deepEqual(Object.keys(failure.fields!).sort(), ['error', 'worker']);
+    assert.equal(failure.fields!.worker, 'outbox');
+    assert.match(String(failure.fields!.error), /thread_messages/);
   });
 
   it("keeps the last attempt's refusal as the error of a message that failed after outbox.maxAttempts attempts", async () => {
