@@ -112,6 +112,8 @@ export class RedisLimiter implements RateLimiter {
   private readonly clock: Clock;
   private readonly fallbackWindow: MemoryLimiter;
   private readonly prefix: string;
+  /** The key the probe runs the script on (refusing: it writes nothing there). */
+  private readonly probeKey: string;
   private readonly events: RedisLimiterEvents;
   private readonly probeIntervalMs: number;
   /** Members are `<instance>:<sequence>`, unique across instances and requests of one ms. */
@@ -140,6 +142,8 @@ export class RedisLimiter implements RateLimiter {
     this.clock = options.clock;
     this.fallbackWindow = new MemoryLimiter(options.limit, options.windowMs, options.clock);
     this.prefix = `${options.keyPrefix}ratelimit:`;
+    // Stryker disable next-line StringLiteral: the probe writes nothing, so its key's name is never seen
+    this.probeKey = `${this.prefix}probe`;
     this.events = options.events ?? {};
     this.probeIntervalMs = options.probeIntervalMs ?? 1000;
     this.client = new Redis(options.url, {
@@ -163,6 +167,7 @@ export class RedisLimiter implements RateLimiter {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
+        // Stryker disable next-line StringLiteral: a `once` listener left on 'ready' only resolves the settled promise again
         this.client.off('ready', done);
         this.client.off('error', failed);
         resolve();
@@ -172,6 +177,7 @@ export class RedisLimiter implements RateLimiter {
         done();
       };
       const timer = setTimeout(failed, waitMs);
+      // Stryker disable next-line ConditionalExpression,StringLiteral: never ready yet when called from open, right after the constructor
       if (this.client.status === 'ready') return done();
       this.client.once('ready', done);
       this.client.once('error', failed);
@@ -186,6 +192,7 @@ export class RedisLimiter implements RateLimiter {
   check(key: string): RateDecision | Promise<RateDecision> {
     if (!this.onRedis) return this.checkAlone(key);
     const now = this.clock.now();
+    // Stryker disable next-line UpdateOperator: counting down makes members as unique as counting up
     const member = `${this.instance}:${(this.sequence++).toString(36)}`;
     return this.client
       .outreachSlidingLog(this.prefix + key, String(now), String(this.windowMs), String(this.limit), member)
@@ -224,9 +231,10 @@ export class RedisLimiter implements RateLimiter {
     if (this.onRedis || this.probing || this.closed) return;
     this.probing = true;
     this.client
-      .outreachSlidingLog(`${this.prefix}probe`, String(this.clock.now()), String(this.windowMs), '0', '')
+      .outreachSlidingLog(this.probeKey, String(this.clock.now()), String(this.windowMs), '0', '')
       .then(
         () => {
+          // Stryker disable next-line ConditionalExpression,LogicalOperator: unreachable while probes run one at a time and only while falling back, and close() fails a probe in flight
           if (this.onRedis || this.closed) return;
           this.onRedis = true;
           clearInterval(this.probeTimer);
@@ -254,6 +262,7 @@ export class RedisLimiter implements RateLimiter {
 
 /** The kind of a failed Redis call, from ioredis' errors (bounded, for the log line). */
 function reasonOf(error: unknown): FallbackReason {
+  // Stryker disable next-line ConditionalExpression,StringLiteral: ioredis rejects with Error instances only
   if (!(error instanceof Error)) return 'error';
   if (error.message === 'Command timed out') return 'timeout';
   if (error.name === 'ReplyError') return 'error';

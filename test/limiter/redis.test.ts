@@ -7,6 +7,7 @@
  * made on a throwaway `redis-server` child on a free port (never the shared one at 6379).
  */
 import assert from 'node:assert/strict';
+import { type AddressInfo, createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { FakeClock } from '../../src/domain/clock.js';
@@ -77,6 +78,14 @@ describe('RedisLimiter on a real Redis', { skip }, () => {
     ];
     const decisions = await Promise.all(Array.from({ length: 150 }, (_, i) => instances[i % 3]!.check('tok_burst')));
     assert.deepEqual(seen, { fallbacks: [], recoveries: 0, fallbackChecks: 0 }, 'every check went to Redis');
+    assert.deepEqual(
+      instances.map((limiter) => [limiter.store, limiter.shared]),
+      [
+        ['redis', true],
+        ['redis', true],
+        ['redis', true],
+      ],
+    );
     const allowed = decisions.filter((d) => d.allowed);
     assert.equal(allowed.length, 100);
     // Each allowed check saw its own place in the window: remaining 99 down to 0, once each.
@@ -157,6 +166,97 @@ describe('RedisLimiter on a real Redis', { skip }, () => {
     assert.deepEqual(seen, { fallbacks: ['unreachable'], recoveries: 0, fallbackChecks: 5 });
   });
 
+  it('opens at its first connection error, not after connectWaitMs; without events; clear and close act on its own window', async () => {
+    const closedPort = await freePort();
+    const started = performance.now();
+    // No events given: none is called. A 10-minute connect wait: the first error ends it.
+    const limiter = await open({
+      clock: new FakeClock(),
+      keyPrefix: redisKeyPrefix('limiter'),
+      url: `redis://127.0.0.1:${closedPort}`,
+      limit: 2,
+      connectWaitMs: 600_000,
+    });
+    assert.ok(performance.now() - started < 10_000, 'open did not wait for connectWaitMs');
+    assert.equal(limiter.shared, false);
+    const allowed = async () => (await limiter.check('tok_a')).allowed;
+    assert.deepEqual([await allowed(), await allowed(), await allowed()], [true, true, false]);
+    limiter.clear();
+    assert.equal(await allowed(), true, 'clear forgot the fallback window');
+    const { seen, events } = recorder();
+    const closing = await open({
+      clock: new FakeClock(),
+      keyPrefix: redisKeyPrefix('limiter'),
+      url: REDIS_URL,
+      limit: 2,
+      events,
+    });
+    await closing.close();
+    // A check after close is answered by the instance's own window, silently.
+    assert.equal((await closing.check('tok_a')).allowed, true);
+    assert.deepEqual(seen, { fallbacks: [], recoveries: 0, fallbackChecks: 0 });
+  });
+
+  it('falls back on an error reply, and probes once a second by default until Redis answers', async () => {
+    const keyPrefix = redisKeyPrefix('limiter');
+    const { seen, events } = recorder();
+    const limiter = await open({ clock: new FakeClock(), keyPrefix, limit: 2, events });
+    // A key of another type under the token's name: the script's ZREMRANGEBYSCORE answers WRONGTYPE.
+    await admin.set(`${keyPrefix}ratelimit:tok_string`, 'not a sorted set');
+    assert.equal((await limiter.check('tok_string')).allowed, true);
+    assert.deepEqual(seen, { fallbacks: ['error'], recoveries: 0, fallbackChecks: 1 });
+    // The probe (its own key, which answers) runs a second later, not at once.
+    await sleep(200);
+    assert.equal(limiter.shared, false, 'no probe within 200 ms');
+    await until(() => limiter.shared, 'the probe a second later');
+    assert.equal(seen.recoveries, 1);
+  });
+
+  it('asks Redis nothing but its checks while Redis answers (no probe), one script call per check', async () => {
+    const own = await startThrowawayRedis();
+    const stats = new Redis(own.url);
+    try {
+      const limiter = await open({ clock: new FakeClock(), keyPrefix: redisKeyPrefix('limiter'), url: own.url });
+      /** Script runs Redis counted (EVALSHA, and EVAL when the script was not loaded yet). */
+      const scriptCalls = async () => {
+        const info = await stats.info('commandstats');
+        return [...info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)].reduce((n, m) => n + Number(m[2]), 0);
+      };
+      assert.equal(await scriptCalls(), 0, 'connecting ran no probe');
+      await limiter.check('tok_a');
+      await limiter.check('tok_a');
+      assert.ok((await scriptCalls()) <= 3, 'two checks: two EVALSHA, and one EVAL to load the script');
+    } finally {
+      stats.disconnect();
+      await own.stop();
+    }
+  });
+
+  it('prints nothing of its own while it cannot connect: the failures reach the checks only', async (t) => {
+    const printed = t.mock.method(console, 'error', () => {});
+    // A "Redis" that resets every connection: each reconnection attempt fails with ECONNRESET.
+    let connections = 0;
+    const resetting = createServer((socket) => {
+      connections++;
+      socket.resetAndDestroy();
+    });
+    await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = resetting.address() as AddressInfo;
+      const limiter = await open({
+        clock: new FakeClock(),
+        keyPrefix: redisKeyPrefix('limiter'),
+        url: `redis://127.0.0.1:${port}`,
+      });
+      assert.equal((await limiter.check('tok_a')).allowed, true);
+      await until(() => connections >= 4, 'three reconnection attempts after open');
+      assert.equal(printed.mock.callCount(), 0, printed.mock.calls.map((call) => call.arguments.join(' ')).join('\n'));
+      await limiter.close();
+    } finally {
+      await new Promise((resolve) => resetting.close(resolve));
+    }
+  });
+
   describe('on a Redis that goes away and comes back (a throwaway redis-server)', () => {
     let redis: ThrowawayRedis;
     before(async () => {
@@ -195,6 +295,17 @@ describe('RedisLimiter on a real Redis', { skip }, () => {
       assert.equal((await limiter.check('tok_a')).remaining, 2, 'counted in the new Redis');
       assert.deepEqual(seen.fallbacks, ['unreachable']);
       assert.equal(seen.fallbackChecks, 4);
+    });
+
+    it('goes back to Redis as soon as it reconnects, without waiting for a probe (and without events)', async () => {
+      const limiter = await openOnThrowaway({ probeIntervalMs: 600_000 });
+      assert.equal((await limiter.check('tok_ready')).remaining, 2);
+      await redis.stop();
+      assert.equal((await limiter.check('tok_ready')).allowed, true);
+      assert.equal(limiter.shared, false);
+      await redis.start();
+      await until(() => limiter.shared, 'the reconnection to bring the limiter back');
+      assert.equal((await limiter.check('tok_ready')).remaining, 2, 'counted in the new Redis');
     });
 
     it('falls back within its timeout while Redis hangs, and comes back when it answers', async () => {
