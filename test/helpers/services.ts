@@ -163,14 +163,20 @@ export interface ThrowawayRedis {
   resume(): void;
 }
 
-/** Starts a throwaway Redis (see ThrowawayRedis) and resolves once it answers PING. */
+/**
+ * Starts a throwaway Redis (see ThrowawayRedis) and resolves once it answers PING. The server
+ * that answers must be this child (its `process_id`): a free port can be taken by another process
+ * (two test runs at once, e.g. Stryker's workers) between `freePort` and the bind, and then the
+ * first start tries another port, and a restart fails rather than share that process's server.
+ */
 export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
-  const port = await freePort();
+  let port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    child = spawn('redis-server', args, { stdio: 'ignore' });
-    process.once('exit', () => child?.kill('SIGKILL'));
+    const own = spawn('redis-server', args, { stdio: 'ignore' });
+    child = own;
+    process.once('exit', () => own.kill('SIGKILL'));
     const deadline = Date.now() + 15_000;
     for (;;) {
       const probe = new Redis(port, '127.0.0.1', {
@@ -179,12 +185,13 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
         maxRetriesPerRequest: 0,
       });
       probe.on('error', () => {});
-      const answered = await probe.connect().then(
-        () => probe.ping().then(() => true),
-        () => false,
+      const pid = await probe.connect().then(
+        async () => /^process_id:(\d+)/m.exec(await probe.info('server'))?.[1],
+        () => undefined,
       );
       probe.disconnect();
-      if (answered) return;
+      if (pid === String(own.pid)) return;
+      if (pid !== undefined || own.exitCode !== null) throw new PortTaken(port);
       if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start`);
       await sleep(20);
     }
@@ -198,7 +205,16 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
     stopping.kill('SIGKILL');
     await exited;
   };
-  await start();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (error) {
+      await stop();
+      if (!(error instanceof PortTaken) || attempt === 5) throw error;
+      port = await freePort();
+    }
+  }
   return {
     url: `redis://127.0.0.1:${port}`,
     start,
@@ -206,6 +222,13 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
     pause: () => child?.kill('SIGSTOP'),
     resume: () => child?.kill('SIGCONT'),
   };
+}
+
+/** Another process holds the port a throwaway server was to listen on. */
+class PortTaken extends Error {
+  constructor(port: number) {
+    super(`port ${port} is taken by another process`);
+  }
 }
 
 /** Debian's PostgreSQL 15 server programs (the ones the shared server runs). */
