@@ -154,6 +154,16 @@ describe('idempotency keys of the reply route', () => {
 type Steps = IdempotentSteps<string, string, { status: 201; data: { commit: number } }>;
 
 /**
+ * Resolves once `step` does; fails at once if `answer` (the request that should get there) comes
+ * first, so a broken rule fails the test instead of leaving it waiting for a gate never opened.
+ */
+const reached = (step: Promise<unknown>, answer: Promise<unknown>, what: string) =>
+  Promise.race([
+    step,
+    answer.then((got) => assert.fail(`answered before it reached ${what}: ${JSON.stringify(got)}`)),
+  ]);
+
+/**
  * An app with one write, `POST /w`, under `key`, made by `caller`, whose steps `steps(body)`
  * gives; errors as the envelope. Resolves with a `send(n)` that posts `{ n }`.
  */
@@ -282,7 +292,7 @@ describe('IdempotencyKeys.run: the claim looks again after the checks', { timeou
     const slow = await startHeld(send, 1, held);
     held.delete(1);
     const first = send(1);
-    await preparing.promise; // the first holds the key in_flight
+    await reached(preparing.promise, first, 'its prepare step'); // the first holds the key in_flight
     slow.go();
     assert.deepEqual(await slow.done, { status: 409, replayed: null, body: { ok: false, error: CONFLICT } });
     const whileInFlight = await send(1);
@@ -313,7 +323,7 @@ describe('IdempotencyKeys.run: the claim looks again after the checks', { timeou
     }));
     assert.equal((await send(1)).status, 500);
     const stopped = send(1);
-    await waiting.promise;
+    await reached(waiting.promise, stopped, 'its prepare step');
     stopping.abort();
     const answer = await stopped;
     assert.equal(answer.status, 503);
@@ -361,7 +371,7 @@ describe('IdempotencyKeys.run: the claim looks again after the checks', { timeou
       },
     }));
     const stalled = send(1);
-    await preparing.promise; // request 1 holds the key in flight
+    await reached(preparing.promise, stalled, 'its prepare step'); // request 1 holds the key in flight
     t.clock.advance(LEASE_MS - 1);
     assert.deepEqual((await send(1)).body.error, CONFLICT, 'the same request within the lease: 409');
     assert.deepEqual((await send(2)).body.error, REUSED, 'another request within the lease: 422');
@@ -485,7 +495,7 @@ describe("IdempotencyKeys.run on PostgreSQL: a claim that waits on another insta
   };
   /** Resolves once a statement on this database waits for a lock (the claim, on the other's row). */
   const claimWaits = async () => {
-    for (let i = 0; i < 1000; i++) {
+    for (let i = 0; i < 500; i++) {
       const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
         WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(stores[1]!.db);
       if (rows[0]!.n > 0) return;
@@ -503,7 +513,7 @@ describe("IdempotencyKeys.run on PostgreSQL: a claim that waits on another insta
     const other = otherInstance(row);
     await other.written;
     const answer = send(n);
-    await claimWaits();
+    await reached(claimWaits(), answer, 'a wait on the other instance');
     whileWaiting();
     other.commit();
     await other.done;
