@@ -49,14 +49,17 @@ import { untilAborted } from '../shutdown.js';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
+/** Orders an object's entries by key, in UTF-16 code unit order. */
+// Stryker disable next-line EqualityOperator,ConditionalExpression: the keys of one object are never equal, and V8's sort only asks whether the answer is below 0
+const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** JSON with object keys sorted at every level, so equal values give equal text. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
-      // Stryker disable next-line EqualityOperator,ConditionalExpression: the keys of one object are never equal, and V8's sort only asks whether the answer is below 0
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort(byKey);
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
