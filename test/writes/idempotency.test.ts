@@ -158,10 +158,7 @@ type Steps = IdempotentSteps<string, string, { status: 201; data: { commit: numb
  * first, so a broken rule fails the test instead of leaving it waiting for a gate never opened.
  */
 const reached = (step: Promise<unknown>, answer: Promise<unknown>, what: string) =>
-  Promise.race([
-    step,
-    answer.then((got) => assert.fail(`answered before it reached ${what}: ${JSON.stringify(got)}`)),
-  ]);
+  Promise.race([step, answer.then((got) => assert.fail(`answered before it reached ${what}: ${JSON.stringify(got)}`))]);
 
 /**
  * An app with one write, `POST /w`, under `key`, made by `caller`, whose steps `steps(body)`
