@@ -14,6 +14,8 @@
  * button), and nowhere else: not in a URL, a redirect, a cookie, a log line or another page, and
  * the answer is `Cache-Control: no-store` like every page of the area.
  */
+// First: this module renders when it loads, and hono/jsx must find no AsyncLocalStorage then.
+import './render-context.js';
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
 import { isoAt } from '../domain/clock.js';

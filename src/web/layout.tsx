@@ -4,6 +4,8 @@
  * `/settings/assets/`), a header with "Sign out" for a signed-in person, and the page in `main`.
  * Also the error page every failure of the area answers with (never the API's envelope).
  */
+// First: hono/jsx must find no AsyncLocalStorage at its first render (see the module).
+import './render-context.js';
 import type { Child } from 'hono/jsx';
 import type { Context } from 'hono';
 import { SETTINGS_BASE } from './paths.js';
