@@ -73,13 +73,23 @@ function originOf(https: boolean, host: string | undefined): string | null {
   }
 }
 
+/** `clientOf(c)`: the request's client information; `clientOf.address(c)`: its address alone. */
+export interface ClientReader {
+  (c: Context): ClientInfo;
+  /**
+   * The client's address alone, as `clientOf(c).address`, for the access log of every request:
+   * no `ClientInfo` built, no URL or forwarded host read. (Building it on every request cost
+   * GET /me about 20 µs of CPU in the bench: 45 against 65 µs, the same server alternating.)
+   */
+  address(c: Context): string | null;
+}
+
 /**
  * Builds the reader of `ClientInfo` for `trustProxy` (`server.trustProxy`: addresses and CIDR
  * ranges, already checked by the configuration). With no trusted proxy (the default) the address
  * is the connection's peer and no forwarded header is read.
- * @returns `clientOf(c)`: the request's client information.
  */
-export function clientReader(trustProxy: readonly string[]): (c: Context) => ClientInfo {
+export function clientReader(trustProxy: readonly string[]): ClientReader {
   const ranges = trustProxy.map((entry) => {
     if (entry.includes('/')) {
       const [network, bits] = ipaddr.parseCIDR(entry);
@@ -98,8 +108,20 @@ export function clientReader(trustProxy: readonly string[]): (c: Context) => Cli
       parsed !== undefined && ranges.some(([net, bits]) => net.kind() === parsed.kind() && parsed.match(net, bits))
     );
   };
+  /** The nearest client a trusted `peer` forwarded for: `X-Forwarded-For` read from its end. */
+  const forwardedFor = (c: Context, peer: string): string => {
+    let address = peer;
+    const hops = (c.req.header('x-forwarded-for') ?? '').split(',');
+    for (let i = hops.length - 1; i >= 0 && trusted(address); i--) {
+      const next = forwardedAddress(hops[i]!);
+      // A trusted proxy that forwards no usable address: it is the nearest client we know.
+      if (next === undefined) break;
+      address = next;
+    }
+    return address;
+  };
 
-  return (c) => {
+  const clientOf = (c: Context): ClientInfo => {
     const peer = peerAddressOf(c.env);
     const direct = c.req.url.startsWith('https:');
     // The URL's host is the Host header's (both adapters build the URL from it).
@@ -112,14 +134,7 @@ export function clientReader(trustProxy: readonly string[]): (c: Context) => Cli
           return originOf(direct, ownHost());
         },
       };
-    let address = peer!;
-    const hops = (c.req.header('x-forwarded-for') ?? '').split(',');
-    for (let i = hops.length - 1; i >= 0 && trusted(address); i--) {
-      const next = forwardedAddress(hops[i]!);
-      // A trusted proxy that forwards no usable address: it is the nearest client we know.
-      if (next === undefined) break;
-      address = next;
-    }
+    const address = forwardedFor(c, peer!);
     const proto = lastValue(c.req.header('x-forwarded-proto'))?.toLowerCase();
     const https = proto === undefined ? direct : proto === 'https';
     return {
@@ -130,4 +145,10 @@ export function clientReader(trustProxy: readonly string[]): (c: Context) => Cli
       },
     };
   };
+  clientOf.address = (c: Context): string | null => {
+    const peer = peerAddressOf(c.env);
+    if (!trusted(peer)) return peer ?? null;
+    return forwardedFor(c, peer!);
+  };
+  return clientOf;
 }

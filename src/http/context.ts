@@ -13,7 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { ErrorCode } from '../domain/errors.js';
 import type { RateLimiter } from '../limiter/index.js';
 import type { Providers } from '../providers/index.js';
-import type { ClientInfo } from './client.js';
+import type { ClientReader } from './client.js';
 import type { ReadBody } from './request-body.js';
 import type { Shutdown } from './shutdown.js';
 
@@ -44,7 +44,7 @@ export interface AppDeps {
    */
   shutdown: Shutdown;
   /** Who sent a request (address, HTTPS, origin), believing `server.trustProxy` (./client.ts); built by `createApp`. */
-  clientOf: (c: Context) => ClientInfo;
+  clientOf: ClientReader;
 }
 
 /** Where the fixture control plane plugs into the app (built by `src/fixture/`). */

@@ -19,7 +19,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../logger.js';
 import { methodLabel, type Metrics } from '../../metrics.js';
 import { maskTokens } from '../../domain/tokens.js';
-import type { ClientInfo } from '../client.js';
+import type { ClientReader } from '../client.js';
 import { routeTemplate } from '../route.js';
 import type { AppEnv, AppContext } from '../context.js';
 import { REPLAYED_HEADER } from './idempotency.js';
@@ -43,7 +43,7 @@ export interface ObserveOptions {
   logger: Logger;
   metrics?: Metrics;
   /** The client of a request, `server.trustProxy` believed (../client.ts). */
-  clientOf: (c: AppContext) => ClientInfo;
+  clientOf: ClientReader;
 }
 
 export function observe({ logger, metrics, clientOf }: ObserveOptions): MiddlewareHandler<AppEnv> {
@@ -76,7 +76,7 @@ export function observe({ logger, metrics, clientOf }: ObserveOptions): Middlewa
       bytes: null,
       tokenId: caller?.tokenId ?? null,
       accountId: caller?.account.id ?? null,
-      remoteAddr: clientOf(c).address,
+      remoteAddr: clientOf.address(c),
       userAgent: userAgent === undefined ? null : maskTokens(userAgent),
     };
     const emit = (bytes: number | null) => {
