@@ -19,7 +19,7 @@ import pg from 'pg';
 import { describeLocation } from './location.js';
 import { noteStoreFailure, storeFailureOf } from './failures.js';
 import type { Database } from './schema.js';
-import { type PostgresOptions, type PostgresStore, registerDb } from './store.js';
+import { type PostgresOptions, type PostgresStore, registerDb, resetSignal } from './store.js';
 
 /** `int8` (counts) and `numeric` (sums) as numbers; every other type as `pg` parses it. */
 const types = {
@@ -94,7 +94,6 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
   const kyselyPool = guardedPool(pool, () => store);
   const dialect = new PostgresDialect({ pool: kyselyPool });
   const db = new Kysely<Database>({ dialect });
-  const resetListeners: (() => void)[] = [];
   const store: PostgresStore = {
     dialect: 'postgres',
     db,
@@ -125,12 +124,7 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
         store.db = db;
       };
     },
-    onReset(listener) {
-      resetListeners.push(listener);
-    },
-    emitReset() {
-      for (const listener of resetListeners) listener();
-    },
+    ...resetSignal(),
     async close() {
       await db.destroy();
     },

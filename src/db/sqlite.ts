@@ -26,7 +26,14 @@ import {
   type SqliteDatabase,
 } from 'kysely';
 import { noteStoreFailure } from './failures.js';
-import { type DirectResult, type DirectRunner, type OpenOptions, registerDb, type SqliteStore } from './store.js';
+import {
+  type DirectResult,
+  type DirectRunner,
+  type OpenOptions,
+  registerDb,
+  resetSignal,
+  type SqliteStore,
+} from './store.js';
 import type { Database } from './schema.js';
 import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
 import { registerSqlFunctions } from './sql-functions.js';
@@ -241,7 +248,6 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
   const totalChanges = sqlite.prepare('SELECT total_changes() AS n');
   const dataVersion = sqlite.prepare('PRAGMA data_version');
   let generation = 0;
-  const resetListeners: (() => void)[] = [];
   const store: SqliteStore = {
     dialect: 'sqlite',
     db,
@@ -304,12 +310,7 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
         lock.release();
       }
     },
-    onReset(listener) {
-      resetListeners.push(listener);
-    },
-    emitReset() {
-      for (const listener of resetListeners) listener();
-    },
+    ...resetSignal(),
     async close() {
       await db.destroy();
       statements.close();

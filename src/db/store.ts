@@ -214,3 +214,19 @@ export function sqliteOf(trx: Kysely<Database>): SqliteHandle {
   if (!runner) throw new Error('sqliteOf: not a transaction of a SQLite store');
   return runner.sqlite;
 }
+
+/**
+ * A store's `onReset`/`emitReset` pair (see `StoreBase`): listeners kept in registration order,
+ * run one after another by `emitReset`. Spread into a store's object by both kinds.
+ */
+export function resetSignal(): Pick<StoreBase, 'onReset' | 'emitReset'> {
+  const listeners: (() => void)[] = [];
+  return {
+    onReset(listener) {
+      listeners.push(listener);
+    },
+    emitReset() {
+      for (const listener of listeners) listener();
+    },
+  };
+}
