@@ -58,6 +58,41 @@ module.exports = {
     ),
     layer('server-below-cli', '^src/server\\.ts$', '^src/cli/'),
     layer('limiter-imports-only-domain', '^src/limiter/', '^src/(?!limiter/|domain/)'),
+    // outreach-api/testing and outreach-api/client (issue #29): shipped as built files on their own,
+    // they reach the server only by starting it and over HTTP, and carry no dependency but openapi-fetch
+    // (bundled in).
+    {
+      name: 'libraries-talk-http-only',
+      severity: 'error',
+      comment:
+        'src/testing/ and src/client/ import no server code, not even types: only each other and what was generated from the served documents',
+      from: { path: '^src/(testing|client)/' },
+      to: { path: '^src/', pathNot: '^src/(testing|client)/' },
+    },
+    {
+      name: 'client-below-testing',
+      severity: 'error',
+      comment: 'the client knows nothing of the fixture',
+      from: { path: '^src/client/' },
+      to: { path: '^src/testing/' },
+    },
+    {
+      name: 'server-imports-no-library',
+      severity: 'error',
+      comment: 'the server never imports the libraries built for its users',
+      from: { path: '^src/', pathNot: '^src/(testing|client)/' },
+      to: { path: '^src/(testing|client)/' },
+    },
+    {
+      name: 'libraries-ship-without-dependencies',
+      severity: 'error',
+      comment: 'the built libraries bundle openapi-fetch and need nothing else installed',
+      from: { path: '^src/(testing|client)/' },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        pathNot: '^node_modules/(openapi-fetch|openapi-typescript-helpers)/',
+      },
+    },
     {
       name: 'not-to-test',
       severity: 'error',

@@ -10,6 +10,7 @@
  *    pkg injects with `npx postject` from a temp directory: we put that directory inside this
  *    checkout so npx finds our postject devDependency, and run npx offline so it never fetches.
  * 3. pkg does not report a failed injection, so the result is checked by running `--version`.
+ * 4. The libraries `outreach-api/testing` and `outreach-api/client` into dist/lib/ (build/library.ts).
  *
  * Run with `node --import tsx build/build.ts`. Options: `--no-strip`, `--bundle-only`, `--no-minify`
  * (readable function names in a CPU profile of the bundle: `node --cpu-prof dist/outreach-api.cjs serve …`).
@@ -20,6 +21,7 @@ import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
 import { NATIVE_SQLITE_ASSET } from '../src/native.js';
 import { ADDON, ROOT, bundleCli } from './bundle.js';
+import { buildLibraries } from './library.js';
 
 const dist = join(ROOT, 'dist');
 const bundle = join(dist, 'outreach-api.cjs');
@@ -102,6 +104,8 @@ async function main(argv: string[]): Promise<void> {
   mkdirSync(dist, { recursive: true });
   const bundled = await bundleCli(bundle, !argv.includes('--no-minify'));
   log(`bundled ${bundled.migrations} migration(s) into ${bundle} (${mib(bundled.bytes)})`);
+  const libraries = await buildLibraries(join(dist, 'lib'));
+  log(`outreach-api/testing and outreach-api/client: ${libraries.length} files in ${join(dist, 'lib')}`);
   if (!argv.includes('--bundle-only')) await packageExecutable(!argv.includes('--no-strip'));
 }
 

@@ -181,17 +181,18 @@ export function errorResponses(kind: 'read' | 'write' | 'me' = 'read') {
 
 /**
  * A `200` (or other) JSON response wrapping `data` in the envelope, with its headers;
- * `replayable`: a write idempotent by key, whose stored answer is replayed with `Idempotent-Replayed`.
+ * `replayable`: a write idempotent by key, whose stored answer is replayed with `Idempotent-Replayed`;
+ * `rateLimited: false`: a response the limiter never sees (the fixture's admin API), without its headers.
  */
 export const okResponse = <T extends z.ZodType>(
   data: T,
   description: string,
-  options: { replayable?: boolean } = {},
+  options: { replayable?: boolean; rateLimited?: boolean } = {},
 ) => ({
   description,
   headers: headerRefs([
     'X-Request-Id',
-    ...RATE_LIMIT_HEADERS,
+    ...(options.rateLimited === false ? [] : RATE_LIMIT_HEADERS),
     ...(options.replayable ? (['Idempotent-Replayed'] as const) : []),
   ]),
   content: { 'application/json': { schema: envelope(data) } },
