@@ -428,6 +428,21 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
 /** The prefix of every environment variable of the configuration. */
 const ENV_PREFIX = 'OUTREACH_API_';
 
+/** `serve --ready-file PATH` from the environment (src/cli/ready-file.ts); not a configuration key. */
+export const READY_FILE_VARIABLE = 'OUTREACH_API_READY_FILE';
+/** The executable the npm package's launcher runs instead of its platform's (bin/platform.js); not a configuration key. */
+const BINARY_VARIABLE = 'OUTREACH_API_BINARY';
+
+/**
+ * `OUTREACH_API_*` variables that are read elsewhere than the configuration, and what reads them:
+ * the misspelling check knows them (and proposes them for a misspelt one), `loadConfig` never
+ * reads them as keys. The launcher passes its environment on, so the server sees `OUTREACH_API_BINARY`.
+ */
+const OTHER_VARIABLES: Record<string, string> = {
+  [READY_FILE_VARIABLE]: 'serve --ready-file',
+  [BINARY_VARIABLE]: "the npm package's launcher",
+};
+
 /** The keys the schema knows beside an unknown one at `at` (`server.prot` → `host`, `port`, …). */
 function siblingKeys(at: string[]): string[] {
   const keys = new Set<string>();
@@ -445,10 +460,14 @@ function unknownKey(at: string[], key: string): string {
 /**
  * Every `OUTREACH_API_*` variable of `env` that is no key's variable, each named with the closest
  * known variable, so a misspelt one stops the start as an unknown key in the file does. A variable
- * the configuration names as holding a secret (`smtp.passwordEnv`, …) is not a key's, and is fine.
+ * the configuration names as holding a secret (`smtp.passwordEnv`, …) is not a key's, and is fine;
+ * so are `OTHER_VARIABLES` (`OUTREACH_API_READY_FILE`, `OUTREACH_API_BINARY`).
  */
 function unknownVariables(env: Record<string, string | undefined>, config: Config): string[] {
-  const known = new Map(leaves(ConfigSchema).map((leaf) => [leaf.name, leaf.path.join('.')]));
+  const known = new Map([
+    ...leaves(ConfigSchema).map((leaf) => [leaf.name, leaf.path.join('.')] as const),
+    ...Object.entries(OTHER_VARIABLES),
+  ]);
   const secrets = new Set(
     leaves(ConfigSchema)
       .filter((leaf) => leaf.path[leaf.path.length - 1]!.endsWith('Env'))

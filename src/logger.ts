@@ -11,6 +11,7 @@
  */
 import { pino, stdTimeFunctions, type DestinationStream, type Logger as Pino } from 'pino';
 import pinoPretty from 'pino-pretty';
+import sonicBoom from 'sonic-boom';
 import { maskTokens } from './domain/tokens.js';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -62,15 +63,30 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 let stdout: DestinationStream | undefined;
-/** One asynchronous stdout stream per process, flushed synchronously when the process exits. */
+/**
+ * One asynchronous stdout stream per process, flushed synchronously when the process exits.
+ *
+ * A closed stdout (the reader of the pipe gone: a killed test runner, `| head`) must not keep the
+ * process alive or kill it: a write that fails (EPIPE) turns the stream into a sink that drops
+ * every later line. That is pino's own `pino.destination` rule, but pino 10 builds it on
+ * sonic-boom 4, whose `flushSync` retries a failed write every 100 ms for ever: a server that
+ * exited with a line still in flight never ended (issue #29). So the stream is sonic-boom 5's,
+ * whose `flushSync` throws instead, made here.
+ */
 function stdoutDestination(): DestinationStream {
   if (!stdout) {
-    const stream = pino.destination({ dest: 1, sync: false });
+    const stream = new sonicBoom.SonicBoom({ fd: 1, sync: false });
+    let broken = false;
+    stream.on('error', () => {
+      broken = true;
+      stream.write = () => true;
+    });
     process.on('exit', () => {
+      if (broken) return;
       try {
         stream.flushSync();
       } catch {
-        // stdout already closed: nothing to save.
+        // stdout closed: nothing to save.
       }
     });
     stdout = stream;

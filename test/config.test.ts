@@ -123,6 +123,19 @@ describe('config', () => {
       OUTREACH_API_OPENAI_API_KEY_ENV: 'OUTREACH_API_KEY_OF_OPENAI',
       OUTREACH_API_KEY_OF_OPENAI: 'sk',
     });
+    // The variables of `serve --ready-file` and of the npm launcher are known, and no key's (issue #29).
+    const plain = loadConfig(undefined, {});
+    assert.deepEqual(
+      loadConfig(undefined, { OUTREACH_API_READY_FILE: '/tmp/ready.json', OUTREACH_API_BINARY: '/opt/outreach-api' }),
+      plain,
+    );
+    assert.throws(
+      () => loadConfig(undefined, { OUTREACH_API_READY_FIEL: 'r.json' }),
+      (e: Error) =>
+        /OUTREACH_API_READY_FIEL: unknown variable \(the closest known one is OUTREACH_API_READY_FILE, for serve --ready-file\)/.test(
+          e.message,
+        ),
+    );
     // An unknown key in the file names the known one it resembles.
     assert.throws(
       () => loadConfig(undefined, {}, { 'server.prot': 80 }),

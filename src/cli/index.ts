@@ -6,7 +6,14 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Readable } from 'node:stream';
 import { systemClock, isoAt } from '../domain/clock.js';
-import { loadConfig, requireInboxSettings, requireProviderSettings, storeLocation, type Config } from '../config.js';
+import {
+  READY_FILE_VARIABLE,
+  loadConfig,
+  requireInboxSettings,
+  requireProviderSettings,
+  storeLocation,
+  type Config,
+} from '../config.js';
 import { describeLocation, isPostgresUrl, type Store, withoutPasswords } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
 import { migrate } from '../db/migrate.js';
@@ -35,6 +42,9 @@ import { parseDuration } from './duration.js';
 import { type CliIo, processIo } from './io.js';
 import { HELP_CONFIGURATION, envOf } from './help.js';
 import { PasswordInputError, readNewPassword } from './password.js';
+import { watchParent } from './parent.js';
+import { prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
+import { registerWaitCommand } from './wait.js';
 
 /** A failure to report in one line, without a stack. */
 class CliError extends Error {}
@@ -152,6 +162,14 @@ export function buildCli(io: CliIo = processIo()): Command {
       'add the test-fixture admin API under /__admin (reset, journal, mail, faults, clock); needs limits.store memory',
     )
     .option('--seed <seed>', 'with --fixture: ids of writes come from a generator seeded with this')
+    .option(
+      '--ready-file <path>',
+      `once the server answers, write { url, apiUrl, adminUrl, pid, version, token } to this file, atomically (env ${READY_FILE_VARIABLE})`,
+    )
+    .option(
+      '--exit-with-parent',
+      'stop (as on SIGTERM) when standard input, a pipe, closes or the parent process is gone',
+    )
     .addHelpText(
       'after',
       `\nEvery configuration key also has an environment variable, e.g. ${envOf('server.shutdownGraceMs')}, ` +
@@ -162,7 +180,16 @@ export function buildCli(io: CliIo = processIo()): Command {
     )
     .action(
       async (
-        options: { host?: string; port?: number; import?: string; demo?: boolean; fixture?: boolean; seed?: string },
+        options: {
+          host?: string;
+          port?: number;
+          import?: string;
+          demo?: boolean;
+          fixture?: boolean;
+          seed?: string;
+          readyFile?: string;
+          exitWithParent?: boolean;
+        },
         command: Command,
       ) => {
         const config = configOf(command, io, {
@@ -188,6 +215,8 @@ export function buildCli(io: CliIo = processIo()): Command {
           );
         requireProviderSettings(config, io.env); // before the database is touched
         requireInboxSettings(config, io.env);
+        const readyFileOption = options.readyFile ?? (io.env[READY_FILE_VARIABLE] || undefined);
+        const readyFile = readyFileOption === undefined ? undefined : prepareReadyFile(readyFileOption);
         const logger = createLogger(config.log);
         const store = await openDatabase(config, print, true);
         await migrate(store);
@@ -240,6 +269,38 @@ export function buildCli(io: CliIo = processIo()): Command {
         if (!options.demo && !(await accountExists(store.db)))
           for (const line of firstAccountHint(describeLocation(storeLocation(config)))) print(line);
         const server = await startServer({ config, store, logger });
+        // Graceful shutdown (decisions.md §15), on a signal or, with `--exit-with-parent`, when the
+        // parent is gone (its cause in `reason`). A second signal changes nothing: a terminal's
+        // Ctrl-C under `npm start` reaches the server twice (from the terminal and forwarded by
+        // npm), and the grace bounds the wait anyway. Installed before the ready file says the
+        // server answers, so a SIGTERM sent as soon as it appears stops the server gracefully.
+        let stopping = false;
+        let readyText: string | undefined;
+        const stop = (cause: { signal: NodeJS.Signals } | { reason: string }) => {
+          if (stopping) return logger.log('info', 'shutdown already under way', cause);
+          stopping = true;
+          const stopped = server.shutdown();
+          // Logged once the listener is closed (shutdown() closes it before its first await).
+          logger.log('info', 'shutting down', { ...cause, graceMs: config.server.shutdownGraceMs });
+          if (readyFile && readyText !== undefined) removeReadyFile(readyFile, readyText);
+          stopped
+            .then(() => store.close())
+            .then(
+              () => {
+                logger.log('info', 'stopped', cause);
+                process.exit(0);
+              },
+              (error: unknown) => {
+                logger.log('error', 'shutdown failed', {
+                  error: error instanceof Error ? error.message : String(error),
+                });
+                process.exit(1);
+              },
+            );
+        };
+        process.on('SIGINT', (signal) => stop({ signal }));
+        process.on('SIGTERM', (signal) => stop({ signal }));
+        if (options.exitWithParent) watchParent((reason) => stop({ reason }));
         const base = `${server.origin}/api/public/v1`;
         print(`outreach-api ${VERSION} listening on ${server.origin}`);
         print(`  base URL:  ${base}`);
@@ -252,6 +313,15 @@ export function buildCli(io: CliIo = processIo()): Command {
           print();
           print(`  curl -s -H "Authorization: Bearer ${demoToken}" ${base}/me`);
         }
+        if (readyFile)
+          readyText = writeReadyFile(readyFile, {
+            url: server.origin,
+            apiUrl: base,
+            adminUrl: server.fixture ? `${server.origin}/__admin` : null,
+            pid: process.pid,
+            version: VERSION,
+            ...(demoToken ? { token: demoToken } : {}),
+          });
         const signIn = await demoSignIn;
         if (signIn) {
           print();
@@ -262,33 +332,6 @@ export function buildCli(io: CliIo = processIo()): Command {
               : `  API access in a browser: ${server.origin}/settings/sign-in (the demo password was changed; set one with: outreach-api accounts password ${DEMO_ACCOUNT_ID})`,
           );
         }
-        // Graceful shutdown (decisions.md §15). A second signal changes nothing: a terminal's Ctrl-C
-        // under `npm start` reaches the server twice (from the terminal and forwarded by npm), and
-        // the grace bounds the wait anyway.
-        let stopping = false;
-        const stop = (signal: NodeJS.Signals) => {
-          if (stopping) return logger.log('info', 'shutdown already under way', { signal });
-          stopping = true;
-          const stopped = server.shutdown();
-          // Logged once the listener is closed (shutdown() closes it before its first await).
-          logger.log('info', 'shutting down', { signal, graceMs: config.server.shutdownGraceMs });
-          stopped
-            .then(() => store.close())
-            .then(
-              () => {
-                logger.log('info', 'stopped', { signal });
-                process.exit(0);
-              },
-              (error: unknown) => {
-                logger.log('error', 'shutdown failed', {
-                  error: error instanceof Error ? error.message : String(error),
-                });
-                process.exit(1);
-              },
-            );
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
       },
     );
 
@@ -531,6 +574,7 @@ export function buildCli(io: CliIo = processIo()): Command {
     (message) => new CliError(message),
     io,
   );
+  registerWaitCommand(program, (message) => new CliError(message), io);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)])
     command.exitOverride();

@@ -14,10 +14,21 @@ export interface CliIo {
   stdin?: Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
 }
 
-/** The running process's stdout, stderr, environment and stdin. */
-export const processIo = (): CliIo => ({
-  stdout: process.stdout,
-  stderr: process.stderr,
-  env: process.env,
-  stdin: process.stdin,
-});
+let pipesGuarded = false;
+
+/**
+ * The running process's stdout, stderr, environment and stdin. A write to a stdout or stderr
+ * whose reader is gone (EPIPE: a killed test runner, `| head`) is dropped instead of ending the
+ * process with an uncaught error: a server keeps serving, and stops on SIGTERM, without its
+ * output (issue #29; the logger does the same, src/logger.ts).
+ */
+export const processIo = (): CliIo => {
+  if (!pipesGuarded) {
+    pipesGuarded = true;
+    for (const stream of [process.stdout, process.stderr])
+      stream.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') throw error;
+      });
+  }
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
+};

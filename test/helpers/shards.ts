@@ -30,6 +30,9 @@ const COST: Record<string, number> = {
   'web/api-access.test.ts': 3,
   'cli/password.test.ts': 3,
   'cli/shutdown.test.ts': 9.1,
+  // #29's ready file, wait and orphans: single runs on a busy machine, not quiet means.
+  'cli/ready.test.ts': 9,
+  'cli/orphans.test.ts': 8,
   'inbox/sync.test.ts': 8.8,
   'inbox/cli.test.ts': 4.3,
   'store/row-counts.test.ts': 8.1,
