@@ -289,3 +289,14 @@ describe('demo seed', () => {
     assert.deepEqual(await count(), before);
   });
 });
+
+describe('the demo password', () => {
+  it('DEMO_PASSWORD_HASH is a hash of DEMO_PASSWORD, at the cost hashPassword uses now', async () => {
+    const { DEMO_PASSWORD, DEMO_PASSWORD_HASH } = await import('../src/seed/demo.js');
+    const { hashPassword, verifyPassword } = await import('../src/domain/passwords.js');
+    assert.equal(await verifyPassword(DEMO_PASSWORD, DEMO_PASSWORD_HASH), true);
+    assert.equal(await verifyPassword('another-password', DEMO_PASSWORD_HASH), false);
+    const cost = (hash: string) => hash.split('$').slice(0, 2).join('$');
+    assert.equal(cost(DEMO_PASSWORD_HASH), cost(await hashPassword(DEMO_PASSWORD)));
+  });
+});

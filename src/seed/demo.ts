@@ -30,6 +30,14 @@ export const DEMO_ACCOUNT_ID = 'acct_demo';
  * account has none; it signs in with the account's email, `owner@trailhead.test`.
  */
 export const DEMO_PASSWORD = 'demo-password';
+/**
+ * A hash of `DEMO_PASSWORD` (`hashPassword`'s format and cost, with a salt made once), set by
+ * `serve --demo` instead of hashing at every start: scrypt took 100–600 ms of each start on a fresh
+ * (in-memory) database. The password is public, so its fixed salt protects nothing that a fresh
+ * one would.
+ */
+export const DEMO_PASSWORD_HASH =
+  'scrypt$ln=15,r=8,p=1$2966h6TQWGiXOahd1Oj3PA$HExv/9KXFBI9BzO0TDMxX95spdtHtI6C8nRdIPfmu2w';
 export const OTHER_ACCOUNT_ID = 'acct_other';
 /** acct_demo's main project and its blog: the site with the most of everything. */
 export const DEMO_PROJECT_ID = 'prj_demo_main';
