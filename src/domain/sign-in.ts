@@ -41,9 +41,23 @@ export function antiForgeryValue(id: string): string {
   return createHash('sha256').update(`anti-forgery\0${id}`).digest('base64url');
 }
 
-/** Hex SHA-256 of an email as typed, trimmed and lower-cased: the attempt limit's key (the email itself is not kept). */
+/**
+ * An email as sign-in compares it: trimmed, the ASCII letters A–Z lower-cased, every other
+ * character left as it is. The one normalisation of both the account lookup (which compares it
+ * with the stored email under SQL's `lower()`, ASCII-only on both stores: SQLite's built-in, and
+ * PostgreSQL's under the columns' `COLLATE "C"`) and the attempt limit's key (`emailKey`), so
+ * that every spelling that finds an account counts against that account's limit. Not
+ * `toLowerCase()`, nor SQL's `lower()` of the typed value: PostgreSQL's lower-cases it by the
+ * database's locale (İ → i, the Kelvin sign K → k), JavaScript's by Unicode (İ → i̇), and the two
+ * disagreed: each `i` of an address doubled the attempts allowed (issue #28).
+ */
+export function signInEmail(email: string): string {
+  return email.trim().replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
+/** Hex SHA-256 of `signInEmail(email)`: the attempt limit's key (the email itself is not kept). */
 export function emailKey(email: string): string {
-  return createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+  return createHash('sha256').update(signInEmail(email)).digest('hex');
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Kysely } from 'kysely';
 import { precompiledQuery } from '../db/compiled.js';
 import { inTransaction } from '../db/connection.js';
 import type { AccountRow, Database } from '../db/schema.js';
+import { signInEmail } from '../domain/sign-in.js';
 
 type Db = Kysely<Database>;
 
@@ -73,10 +74,12 @@ export async function otherSignInAccountWithEmailOf(db: Db, accountId: string): 
 }
 
 /**
- * The account that signs in with `email` (trimmed; ASCII letters compared case-insensitively, as
- * SQL's lower() folds on both stores) and its password
- * hash, or undefined when no account with that email has a password. Should two have one (an
- * import changed an email since), the oldest account is the one.
+ * The account that signs in with `email` and its password hash, or undefined when no account
+ * with that email has a password. The typed email is normalised once, in JavaScript
+ * (`signInEmail`: trimmed, ASCII letters lower-cased, as the attempt limit's key), and compared
+ * with the stored email under `lower()`, which folds ASCII letters only on both stores (SQLite's
+ * built-in; PostgreSQL's under the column's `COLLATE "C"`): the same accounts match on either.
+ * Should two have one (an import changed an email since), the oldest account is the one.
  */
 export async function signInAccountByEmail(
   db: Db,
@@ -87,8 +90,8 @@ export async function signInAccountByEmail(
     .innerJoin('account_passwords as p', 'p.account_id', 'a.id')
     .selectAll('a')
     .select('p.password_hash')
-    // lower() on both sides: the same (ASCII) folding on each store, whatever the email's letters.
-    .where((eb) => eb(eb.fn('lower', ['a.email']), '=', eb.fn('lower', [eb.val(email.trim())])))
+    // Never lower() of the typed value: PostgreSQL would fold it by the database's locale (İ → i).
+    .where((eb) => eb(eb.fn('lower', ['a.email']), '=', signInEmail(email)))
     .orderBy('a.created_at')
     .orderBy('a.id')
     .limit(1)

@@ -18,6 +18,7 @@ import { isoAt } from '../../src/domain/clock.js';
 import { createLogger } from '../../src/logger.js';
 import { emailKey } from '../../src/domain/sign-in.js';
 import { recordSignInFailure, setAccountPassword } from '../../src/repos/sessions.js';
+import { accountExists, createAccount } from '../../src/repos/tokens.js';
 import { DEMO_TOKEN } from '../../src/seed/demo.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 import {
@@ -152,10 +153,12 @@ describe('settings area: sign-in and sessions', () => {
       const message = /<div class="error-summary" role="alert" id="sign-in-error"><p>([^<]*)<\/p>/.exec(res.html)?.[1];
       answers.push({ kind, status: res.status, message: message ?? '', ms });
     };
-    // Interleaved, four of each, every one from a fresh address and under every limit.
+    // Interleaved, four of each, every one from a fresh address and under every limit; another
+    // spelling of an account's email (U+0130 for its i) is an unknown email too.
     for (let i = 0; i < 4; i++) {
       await attempt('wrong password', DEMO_EMAIL, `not the password ${i}`);
       await attempt('unknown email', `nobody-${i}@example.test`, DEMO_PASSWORD);
+      await attempt('other spelling', DEMO_EMAIL.replace('i', '\u0130'), DEMO_PASSWORD);
     }
     await t.store.db.deleteFrom('account_passwords').where('account_id', '=', 'acct_other').execute();
     await attempt('no password', OTHER_EMAIL, OTHER_PASSWORD);
@@ -171,11 +174,13 @@ describe('settings area: sign-in and sessions', () => {
         .sort((a, b) => a - b);
       return (ms[1]! + ms[2]!) / 2;
     };
-    const ratio = median('unknown email') / median('wrong password');
-    assert.ok(
-      ratio > 0.2 && ratio < 5,
-      `unknown email / wrong password time: ${ratio.toFixed(2)} (${JSON.stringify(answers)})`,
-    );
+    for (const kind of ['unknown email', 'other spelling']) {
+      const ratio = median(kind) / median('wrong password');
+      assert.ok(
+        ratio > 0.2 && ratio < 5,
+        `${kind} / wrong password time: ${ratio.toFixed(2)} (${JSON.stringify(answers)})`,
+      );
+    }
     await giveDemoPasswords(t.store.db, t.clock.now());
   });
 
@@ -214,6 +219,51 @@ describe('settings area: sign-in and sessions', () => {
     // A sign-in clears the email's failures: one more failure is not the limit.
     await from('203.0.113.98').post('/settings/sign-in', { email: DEMO_EMAIL, password: 'wrong again' });
     await from('203.0.113.98').signIn(DEMO_EMAIL, DEMO_PASSWORD);
+  });
+
+  it('compares emails one way on every store (trimmed, ASCII letters folded): no other spelling signs in or gets a budget of its own', async () => {
+    // An ASCII email with a k, for the Kelvin sign (U+212A: JavaScript and PostgreSQL's locale
+    // lower-case it to k); the demo's has an i, for U+0130 (PostgreSQL: i; JavaScript: i + U+0307).
+    const kit = 'kit@keystone.test';
+    const nowIso = isoAt(t.clock.now());
+    if (!(await accountExists(t.store.db, 'acct_kit'))) {
+      await createAccount(t.store.db, { id: 'acct_kit', email: kit, name: 'Kit', plan: 'pro' }, nowIso);
+      await setAccountPassword(t.store.db, 'acct_kit', await hashPassword(OTHER_PASSWORD), nowIso);
+    }
+    const tryAs = (email: string, password: string, i: number) =>
+      from(`203.0.113.${200 + i}`).post('/settings/sign-in', { email, password });
+    const others = [
+      DEMO_EMAIL.replace('i', '\u0130'),
+      DEMO_EMAIL.replace('i', 'i\u0307'),
+      DEMO_EMAIL.replace('i', '\u0131'),
+      kit.replace('k', '\u212a'),
+      kit.replace('i', '\u0130'),
+    ];
+    // Spellings that differ in ASCII case alone are the same email, and share its 5 attempts.
+    const spellings = [
+      'OWNER@trailhead.test',
+      ' owner@TRAILHEAD.test ',
+      'Owner@Trailhead.Test',
+      DEMO_EMAIL,
+      'oWnEr@trailhead.TEST',
+    ];
+    for (const [i, email] of spellings.entries())
+      assert.equal((await tryAs(email, `wrong ${i}`, i)).status, 422, email);
+    assert.equal((await tryAs(DEMO_EMAIL.toUpperCase(), DEMO_PASSWORD, 9)).status, 429, 'the 6th, in any ASCII case');
+    // Every other spelling, with the right password, is an email no account has: the same answer
+    // as a wrong password, never a session (on PostgreSQL the İ one signed in here, past the limit,
+    // and the Kelvin one signed in as acct_kit).
+    for (const [i, email] of others.entries()) {
+      const res = await tryAs(email, email.includes('keystone') ? OTHER_PASSWORD : DEMO_PASSWORD, 20 + i);
+      assert.equal(res.status, 422, JSON.stringify(email));
+      assert.match(res.html, WRONG);
+      assert.equal(res.headers.get('set-cookie'), null, JSON.stringify(email));
+    }
+    await from('203.0.113.240').signIn(' KIT@Keystone.TEST ', OTHER_PASSWORD);
+    // Still limited, and another spelling's failures took none of the 5 attempts.
+    assert.equal((await tryAs(DEMO_EMAIL, DEMO_PASSWORD, 30)).status, 429);
+    t.clock.advance(15 * MINUTE);
+    await from('203.0.113.241').signIn(DEMO_EMAIL, DEMO_PASSWORD);
   });
 
   it('holds the limit for attempts sent at once: no more than 5 are tried, the rest are refused (429)', async () => {
