@@ -3,6 +3,7 @@
  * builds the app and listens. Background workers (outbox, discovery) start here too.
  */
 import { systemClock, type Clock } from './domain/clock.js';
+import type { ScryptQueue } from './domain/passwords.js';
 import { storeLocation, type Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
 import { startBackgroundCheckpoints } from './db/checkpointer.js';
@@ -69,6 +70,8 @@ export interface StartOptions {
   store?: Store;
   /** Replace some of the providers the config names (embedding, tests). */
   providers?: Partial<Providers>;
+  /** The queue the sign-ins' scrypt waits in (default: the process's; a test holds its own). */
+  scrypt?: ScryptQueue;
 }
 
 /**
@@ -127,6 +130,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     fixture,
     workersRunning: () => workers.running,
     notify: (name) => workers[name].wake(),
+    scrypt: options.scrypt,
   });
   // Before the first request: recovery of interrupted work must not touch a new request's.
   await workers.start();

@@ -9,6 +9,7 @@
  * nothing more is stored, and neither hash gives the other or the id.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 
 /** A session ends this long after it began, whatever happens, ms (decisions.md §18). */
 export const SESSION_MAX_AGE_MS = 12 * 60 * 60 * 1000;
@@ -18,6 +19,8 @@ export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 export const MAX_FAILURES_PER_EMAIL = 5;
 /** Failed sign-ins from one client address within the window after which sign-in is refused. */
 export const MAX_FAILURES_PER_CLIENT = 20;
+/** Leading bits of an IPv6 address that name one client for the limit: a /64 is one site's network. */
+export const CLIENT_IPV6_PREFIX_BITS = 64;
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
@@ -58,6 +61,22 @@ export function signInEmail(email: string): string {
 /** Hex SHA-256 of `signInEmail(email)`: the attempt limit's key (the email itself is not kept). */
 export function emailKey(email: string): string {
   return createHash('sha256').update(signInEmail(email)).digest('hex');
+}
+
+/**
+ * The client address the attempt limit counts by: an IPv4 address as it is (an IPv4-mapped IPv6
+ * address as its IPv4 one); an IPv6 address as its /64 network, `2001:db8:1:2::/64`, since a
+ * single host is commonly given a whole /64 and could otherwise take a fresh address for every
+ * attempt; anything else (`unknown`) as it is.
+ * @param address an address as `ClientInfo.address` gives it (a zone id, `%eth0`, is ignored).
+ */
+export function clientKey(address: string): string {
+  const bare = address.replace(/%.*$/, '');
+  if (!ipaddr.isValid(bare)) return address;
+  const parsed = ipaddr.process(bare);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const network = ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/${CLIENT_IPV6_PREFIX_BITS}`);
+  return `${network.toString()}/${CLIENT_IPV6_PREFIX_BITS}`;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { AccountRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ErrorCode } from '../domain/errors.js';
+import type { ScryptQueue } from '../domain/passwords.js';
 import type { RateLimiter } from '../limiter/index.js';
 import type { Providers } from '../providers/index.js';
 import type { ClientReader } from './client.js';
@@ -45,6 +46,11 @@ export interface AppDeps {
   shutdown: Shutdown;
   /** Who sent a request (address, HTTPS, origin), believing `server.trustProxy` (./client.ts); built by `createApp`. */
   clientOf: ClientReader;
+  /**
+   * Where the settings area's sign-ins wait for their scrypt (src/domain/passwords.ts); absent:
+   * the process's queue (2 at once, 16 waiting).
+   */
+  scrypt?: ScryptQueue;
 }
 
 /** Where the fixture control plane plugs into the app (built by `src/fixture/`). */

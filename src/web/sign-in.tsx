@@ -9,8 +9,11 @@
  *   for one email or 20 from one client address within 15 minutes, sign-in is refused (429,
  *   `Retry-After`) until enough of them leave the window, even with the right password, with a
  *   message that says when to try again. An attempt counts as a failure from its start (so
- *   attempts sent at once count each other) until it succeeds. A success clears the email's
- *   failures, starts a session and goes to API access (303).
+ *   attempts sent at once count each other) until it succeeds. The email is counted by its
+ *   `signInEmail` form, the one the lookup uses; an IPv6 client by its /64 (`clientKey`). A
+ *   sign-in that finds the scrypt queue full (2 hashing, 16 waiting) is refused at once (429,
+ *   `Retry-After: 1`) and not counted. A success clears the email's failures, starts a session
+ *   and goes to API access (303).
  * - `POST /settings/sign-out`: ends the session (anti-forgery value required).
  *
  * Each outcome is logged at `info` with the account id (when known) and the client address, never
@@ -18,12 +21,13 @@
  */
 import type { Hono } from 'hono';
 import { isoAt } from '../domain/clock.js';
-import { verifyPassword } from '../domain/passwords.js';
+import { ScryptBusyError, verifyPassword } from '../domain/passwords.js';
 import {
   MAX_FAILURES_PER_CLIENT,
   MAX_FAILURES_PER_EMAIL,
   SESSION_MAX_AGE_MS,
   SIGN_IN_WINDOW_MS,
+  clientKey,
   emailKey,
   signInAllowedAt,
 } from '../domain/sign-in.js';
@@ -132,7 +136,8 @@ export function registerSignIn(app: Hono<SettingsEnv>, deps: AppDeps): void {
     const db = deps.store.db;
     const now = clock.now();
     const clientAddress = deps.clientOf(c).address ?? 'unknown';
-    const keys = { emailKey: emailKey(email), clientAddress };
+    // An IPv6 client is counted by its /64 (clientKey); the log names the address itself.
+    const keys = { emailKey: emailKey(email), clientAddress: clientKey(clientAddress) };
     const idleMs = deps.config.settings.sessionIdleMinutes * 60_000;
     await deleteExpiredSignInRows(db, {
       failuresBeforeIso: isoAt(now - SIGN_IN_WINDOW_MS),
@@ -147,23 +152,37 @@ export function registerSignIn(app: Hono<SettingsEnv>, deps: AppDeps): void {
       signInAllowedAt(others.byEmail, MAX_FAILURES_PER_EMAIL) ?? 0,
       signInAllowedAt(others.byClient, MAX_FAILURES_PER_CLIENT) ?? 0,
     );
-    if (allowedAt > now) {
-      await forgetSignInFailure(db, attempt); // a refused attempt is not one more failure
+    /** A refused attempt (429): it is not one more failure, and the page says when to try again. */
+    const refuse = async (why: string, retryAfterS: number, error: string, fields: Record<string, unknown> = {}) => {
+      await forgetSignInFailure(db, attempt);
       metrics?.settingsSignIns.inc({ result: 'limited' });
-      logger.log('info', 'settings sign-in refused: too many failed attempts', {
-        clientAddress,
-        retryAt: isoAt(allowedAt),
-      });
+      logger.log('info', `settings sign-in refused: ${why}`, { clientAddress, ...fields });
+      return renderPage(c, <SignInPage email={email} error={error} />, 429, { 'Retry-After': String(retryAfterS) });
+    };
+    if (allowedAt > now) {
       const minutes = Math.ceil((allowedAt - now) / 60_000);
-      const error = `Too many failed sign-ins. Try again after ${clockTime(allowedAt)} (in ${minutes} minute${minutes === 1 ? '' : 's'}).`;
-      return renderPage(c, <SignInPage email={email} error={error} />, 429, {
-        'Retry-After': String(Math.max(1, Math.ceil((allowedAt - now) / 1000))),
-      });
+      return refuse(
+        'too many failed attempts',
+        Math.max(1, Math.ceil((allowedAt - now) / 1000)),
+        `Too many failed sign-ins. Try again after ${clockTime(allowedAt)} (in ${minutes} minute${minutes === 1 ? '' : 's'}).`,
+        { retryAt: isoAt(allowedAt) },
+      );
     }
 
     const found = await signInAccountByEmail(db, email);
     // Verified against a stand-in without an account, so both cases take the same time.
-    if (!(await verifyPassword(password, found?.passwordHash))) {
+    let verified: boolean;
+    try {
+      verified = await verifyPassword(password, found?.passwordHash, deps.scrypt);
+    } catch (error) {
+      if (!(error instanceof ScryptBusyError)) throw error;
+      return refuse(
+        'too many sign-ins being checked at once',
+        error.retryAfterS,
+        'Too many sign-ins are being checked right now. Try again in a moment.',
+      );
+    }
+    if (!verified) {
       metrics?.settingsSignIns.inc({ result: 'failed' });
       logger.log('info', 'settings sign-in failed', { accountId: found?.account.id ?? null, clientAddress });
       return renderPage(c, <SignInPage email={email} error={WRONG} />, 422);

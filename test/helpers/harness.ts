@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, isoAt } from '../../src/domain/clock.js';
+import type { ScryptQueue } from '../../src/domain/passwords.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -67,6 +68,8 @@ export interface HarnessOptions {
   config?: Record<string, unknown>;
   clock?: FakeClock;
   logger?: Logger;
+  /** The queue the settings sign-ins' scrypt waits in (default: the process's). */
+  scrypt?: ScryptQueue;
 }
 
 const validators = new Map<string, OpenApiValidator>();
@@ -102,7 +105,13 @@ export async function startTestServer(options: HarnessOptions = {}): Promise<Tes
   );
   const store = await openStoreOf(config);
   await migrate(store);
-  const server = await startServer({ config, store, clock, logger: options.logger ?? silentLogger });
+  const server = await startServer({
+    config,
+    store,
+    clock,
+    logger: options.logger ?? silentLogger,
+    scrypt: options.scrypt,
+  });
   let validator: OpenApiValidator | undefined;
   let tokenCount = 0;
 

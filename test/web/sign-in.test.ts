@@ -11,12 +11,18 @@
  * - the log lines and the metric of sign-ins; `settings.enabled: false` → 404.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, scrypt } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { hashPassword } from '../../src/domain/passwords.js';
+import {
+  SCRYPT_CONCURRENCY,
+  SCRYPT_MAX_WAITING,
+  SCRYPT_RETRY_AFTER_S,
+  ScryptQueue,
+  hashPassword,
+} from '../../src/domain/passwords.js';
 import { isoAt } from '../../src/domain/clock.js';
 import { createLogger } from '../../src/logger.js';
-import { emailKey } from '../../src/domain/sign-in.js';
+import { clientKey, emailKey } from '../../src/domain/sign-in.js';
 import { recordSignInFailure, setAccountPassword } from '../../src/repos/sessions.js';
 import { accountExists, createAccount } from '../../src/repos/tokens.js';
 import { DEMO_TOKEN } from '../../src/seed/demo.js';
@@ -26,6 +32,7 @@ import {
   DEMO_PASSWORD,
   OTHER_EMAIL,
   OTHER_PASSWORD,
+  type PageAnswer,
   SettingsClient,
   giveDemoPasswords,
 } from '../helpers/settings.js';
@@ -313,6 +320,35 @@ describe('settings area: sign-in and sessions', () => {
     await attacker.signIn(DEMO_EMAIL, DEMO_PASSWORD);
   });
 
+  it('counts an IPv6 client by its /64: failures from many addresses of one /64 limit them all; another /64 goes on', async () => {
+    const network = '2001:db8:42:7';
+    // 19 failures from 19 addresses of the /64, stored as a sign-in stores them (clientKey), four
+    // per email; the 20th through the form from yet another address of it.
+    for (let i = 0; i < 19; i++)
+      await recordSignInFailure(t.store.db, {
+        emailKey: emailKey(`v6-victim-${Math.floor(i / 4)}@example.test`),
+        clientAddress: clientKey(`${network}:${(i + 1).toString(16)}::${i + 1}`),
+        atIso: isoAt(t.clock.now()),
+      });
+    const twentieth = await from(`${network}:abcd:ef01:2345:6789`).post('/settings/sign-in', {
+      email: 'v6-victim-5@example.test',
+      password: 'guess',
+    });
+    assert.equal(twentieth.status, 422);
+    // Through the proxy as written in X-Forwarded-For: bracketed with a port, and in full.
+    for (const address of [`[${network}:ffff:ffff:ffff:ffff]:443`, '2001:0db8:0042:0007:0000:0000:0000:0001']) {
+      const limited = await from(address).post('/settings/sign-in', { email: DEMO_EMAIL, password: DEMO_PASSWORD });
+      assert.equal(limited.status, 429, address);
+      assert.match(limited.html, /Try again after \d\d:\d\d UTC \(in 15 minutes\)/);
+    }
+    await from('2001:db8:42:8::1').signIn(DEMO_EMAIL, DEMO_PASSWORD);
+    // IPv4 addresses stay one client each, IPv4-mapped ones included.
+    assert.equal(clientKey('::ffff:192.0.2.66'), '192.0.2.66');
+    assert.equal(clientKey('192.0.2.66'), '192.0.2.66');
+    assert.equal(clientKey(`${network}::1%eth0`), '2001:db8:42:7::/64');
+    assert.equal(clientKey('unknown'), 'unknown');
+  });
+
   it('ends a session after settings.sessionIdleMinutes without a request, and 12 hours after it began', async () => {
     const browser = from('192.0.2.3');
     await browser.signIn(DEMO_EMAIL, DEMO_PASSWORD);
@@ -423,6 +459,89 @@ describe('settings area: sign-in and sessions', () => {
             : /refused/.test(String(e.msg)),
       ).length;
       assert.equal(count, expected, `outreach_settings_sign_ins_total{result="${result}"}`);
+    }
+  });
+});
+
+describe('settings area: sign-ins waiting for scrypt', () => {
+  it(`computes at most ${SCRYPT_CONCURRENCY} hashes at once, lets ${SCRYPT_MAX_WAITING} wait, and refuses more at once (429, Retry-After, a page)`, {
+    timeout: 60_000,
+  }, async () => {
+    // node:crypto's scrypt behind a gate this test opens: until then every hash that starts holds
+    // its slot, so what the queue admits and refuses does not depend on how fast hashes are.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let hashing = 0;
+    let most = 0;
+    const queue = new ScryptQueue({
+      scrypt: async (password, salt, keyLength, options) => {
+        most = Math.max(most, ++hashing);
+        try {
+          await gate;
+          return await new Promise<Buffer>((resolve, reject) =>
+            scrypt(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))),
+          );
+        } finally {
+          hashing--;
+        }
+      },
+    });
+    const t = await startTestServer({ fixture: 'demo', scrypt: queue, config: { 'server.trustProxy': ['127.0.0.1'] } });
+    try {
+      const extra = 5;
+      const total = SCRYPT_CONCURRENCY + SCRYPT_MAX_WAITING + extra;
+      // Every attempt for an email and from an address of its own: no attempt limit is near.
+      const answers = Array.from({ length: total }, (_, i) =>
+        new SettingsClient(t.origin, { 'x-forwarded-for': `198.18.${i >> 8}.${i & 255}` }).post('/settings/sign-in', {
+          email: `flood-${i}@example.test`,
+          password: 'a guess',
+        }),
+      );
+      // While the gate is shut nothing can be answered but a refusal of the full queue. A queue
+      // that refuses nothing would leave every attempt waiting: after 20 s the gate opens and the
+      // test fails, rather than hang.
+      const refused: PageAnswer[] = [];
+      let deadline: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve, reject) => {
+        deadline = setTimeout(() => {
+          open();
+          reject(new Error(`${refused.length} of ${total} answered in 20 s while ${hashing} hashes were held`));
+        }, 20_000);
+        for (const answer of answers)
+          void answer.then((a) => {
+            refused.push(a);
+            if (refused.length === extra) resolve();
+          });
+      }).finally(() => clearTimeout(deadline));
+      for (const a of refused) {
+        assert.equal(a.status, 429);
+        assert.equal(a.headers.get('retry-after'), String(SCRYPT_RETRY_AFTER_S));
+        assert.match(a.html, /Too many sign-ins are being checked right now\. Try again in a moment\./);
+        assert.match(a.html, /<form method="post" action="\/settings\/sign-in"/, 'the sign-in page, with its form');
+      }
+      assert.equal(queue.running, SCRYPT_CONCURRENCY);
+      assert.equal(queue.waiting, SCRYPT_MAX_WAITING);
+      assert.equal(most, SCRYPT_CONCURRENCY);
+      open();
+      const statuses = (await Promise.all(answers)).map((a) => a.status);
+      assert.equal(
+        statuses.filter((s) => s === 422).length,
+        SCRYPT_CONCURRENCY + SCRYPT_MAX_WAITING,
+        statuses.join(' '),
+      );
+      assert.equal(statuses.filter((s) => s === 429).length, extra);
+      assert.equal(most, SCRYPT_CONCURRENCY, 'never more hashes at once');
+      // The refused attempts were not counted as failures: their emails try again at once.
+      const again = await new SettingsClient(t.origin, { 'x-forwarded-for': '198.18.1.1' }).post('/settings/sign-in', {
+        email: `flood-${answers.length - 1}@example.test`,
+        password: 'a guess',
+      });
+      assert.equal(again.status, 422);
+      assert.equal(queue.running + queue.waiting, 0);
+    } finally {
+      await t.close();
     }
   });
 });
