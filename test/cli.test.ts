@@ -9,6 +9,8 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { openStore } from '../src/db/connection.js';
+import { createAccount, createToken } from '../src/repos/tokens.js';
 import { cli, cliProcess, serveProcess } from './helpers/cli.js';
 import { sleep } from './helpers/ports.js';
 import { type FreshStore, freshStore, testStore } from './helpers/stores.js';
@@ -246,5 +248,95 @@ describe('outreach-api CLI', () => {
     assert.match(res.stderr, /projects\[0\].*prj_bad.*accountId/);
     const accounts = await cli(['--db', db, 'accounts', 'list']);
     assert.ok(!accounts.stdout.includes('acct_new'), 'the account of the refused file was not written');
+  });
+  it('keeps control and format characters out of token names (create, import), and escapes them wherever it prints stored text', async () => {
+    const database = await newDatabase('controls');
+    const made = await cli(['--db', database, 'migrate']);
+    assert.equal(made.code, 0, made.stderr);
+    const account = await cli([
+      '--db',
+      database,
+      'accounts',
+      'create',
+      '--id',
+      'acct_ctl',
+      '--email',
+      'c@example.test',
+      '--name',
+      'C',
+    ]);
+    assert.equal(account.code, 0, account.stderr);
+    // C1 controls (CSI, OSC), a direction override, a line break, a zero-width space.
+    for (const name of ['ci\u009b31m', 'ci\u009d0;title\u0007', 'ci\u202egnp.exe', 'ci\nfake row', 'ci\u200b']) {
+      const refused = await cli([
+        '--db',
+        database,
+        'tokens',
+        'create',
+        '--account',
+        'acct_ctl',
+        '--name',
+        name,
+        '--scopes',
+        'all',
+      ]);
+      assert.equal(refused.code, 2, JSON.stringify(name));
+      assert.match(refused.stderr, /A token name cannot contain control or format characters/);
+    }
+    const doc = join(dir, 'controls.json');
+    writeFileSync(
+      doc,
+      JSON.stringify({
+        accounts: [{ id: 'acct_imp', email: 'i@example.test', name: 'I', plan: 'pro' }],
+        tokens: [
+          {
+            id: 'tok_bidi',
+            accountId: 'acct_imp',
+            name: 'deploy\u202eexe.',
+            scopes: [],
+            token: 'import-token-with-a-bidi-name-000000',
+          },
+        ],
+      }),
+    );
+    const imported = await cli(['--db', database, 'import', doc]);
+    assert.equal(imported.code, 1);
+    assert.equal(
+      imported.stderr,
+      'outreach-api: tokens[0] (id "tok_bidi"): name: A token name cannot contain control or format characters (such as a line break or a direction override).\n',
+    );
+    assert.equal((await cli(['--db', database, 'tokens', 'list'])).stdout, '(none)\n', 'nothing created');
+
+    // Text that got in before these rules, written straight into the store.
+    const store = await openStore(database);
+    try {
+      await createAccount(
+        store.db,
+        { id: 'acct_old', email: 'old\u202e@example.test', name: 'Old\u009b2J\nCo', plan: 'pro' },
+        '2026-01-01T00:00:00.000Z',
+      );
+      await createToken(
+        store.db,
+        { accountId: 'acct_old', name: 'evil\u009b31m\u202eeman\nfake row', scopes: ['leads:read'], expiresAt: null },
+        '2026-01-01T00:00:00.000Z',
+      );
+    } finally {
+      await store.close();
+    }
+    const printed = [
+      (await cli(['--db', database, 'tokens', 'list'])).stdout,
+      (await cli(['--db', database, 'accounts', 'list'])).stdout,
+    ];
+    for (const text of printed)
+      assert.doesNotMatch(text, /[^\P{Cc}\n]|\p{Cf}/u, 'no control or format character but line ends');
+    const [tokenLines, accountLines] = printed.map((text) => text.trimEnd().split('\n'));
+    assert.equal(tokenLines!.length, 2, 'a header and one row');
+    assert.ok(tokenLines![1]!.includes('evil\\u{9b}31m\\u{202e}eman\\u{a}fake row'), tokenLines![1]);
+    // The columns stay straight: every row starts its name where the header's does.
+    assert.equal(tokenLines![1]!.indexOf('evil'), tokenLines![0]!.indexOf('name'));
+    const old = accountLines!.find((line) => line.startsWith('acct_old'));
+    assert.ok(old?.includes('old\\u{202e}@example.test'), old);
+    assert.ok(old?.includes('Old\\u{9b}2J\\u{a}Co'), old);
+    assert.equal(accountLines!.length, 3, 'a header and two rows: the refused import wrote none');
   });
 });

@@ -10,7 +10,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { openStore, type Store } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrate.js';
 import { ImportError, importDocument, importFile } from '../src/import/index.js';
-import { hashToken } from '../src/domain/tokens.js';
+import { hashToken, tokenNameProblem } from '../src/domain/tokens.js';
 import { listLeads } from '../src/repos/leads.js';
 import { listProspects } from '../src/repos/prospects.js';
 import { sqlAll, sqlGet } from './helpers/sql.js';
@@ -598,6 +598,19 @@ describe('import', () => {
       assert.equal(error.field, 'scopes[0]');
       error = await refused(() => importDocument(store, { tokens: [token(1, { accountId: 'acct_nobody' })] }));
       assert.equal(error.field, 'accountId');
+    });
+
+    it('refuses a name the API access page and `tokens create` would refuse, naming the record and the rule', async () => {
+      for (const name of ['ci\u009b31m', 'ci\u009d0;x\u0007', 'deploy\u202egnp.exe', 'x'.repeat(101), ' '])
+        for (const extra of [{ name }, { name, id: 'tok_named' }]) {
+          const error = await refused(() => importDocument(store, { tokens: [token(1), token(2, extra)] }));
+          assert.deepEqual([error.collection, error.index, error.field], ['tokens', 1, 'name'], JSON.stringify(name));
+          assert.equal(
+            error.message,
+            `tokens[1]${'id' in extra ? ' (id "tok_named")' : ''}: name: ${tokenNameProblem(name)}`,
+          );
+        }
+      assert.equal((await sqlAll(store, 'SELECT id FROM api_tokens')).length, 0, 'all or nothing: no token written');
     });
   });
 });

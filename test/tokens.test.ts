@@ -150,14 +150,23 @@ describe('tokenNameProblem', () => {
     assert.equal(tokenNameProblem('😀'.repeat(101)), 'A token name has at most 100 characters (this one has 101).');
   });
 
-  it('refuses control characters anywhere in it', () => {
-    for (const control of ['\n', '\r', '\t', '\u0000', '\u001f', '\u007f'])
+  it('refuses control and format characters (Unicode Cc, Cf) anywhere in it', () => {
+    const controls = [
+      ...['\n', '\r', '\t', '\u0000', '\u001f', '\u007f'], // C0 and DEL
+      ...['\u0080', '\u009b', '\u009d', '\u009f'], // C1: CSI and OSC start terminal sequences
+      ...['\u202e', '\u202d', '\u2066', '\u2069', '\u200e', '\u061c'], // direction overrides, isolates, marks
+      ...['\u200b', '\u200d', '\u2060', '\ufeff', '\u00ad', '\u{e0001}', '\u{e007f}'], // zero-width, BOM, soft hyphen, tags
+    ];
+    for (const control of controls)
       for (const name of [`${control}ci`, `c${control}i`, `ci${control}`])
         assert.equal(
           tokenNameProblem(name),
-          'A token name cannot contain control characters (such as a line break).',
+          'A token name cannot contain control or format characters (such as a line break or a direction override).',
           JSON.stringify(name),
         );
+    // Letters and marks of any script, and emoji with a variation selector (a mark, not a format character).
+    for (const name of ['ci \u05e9\u05dc\u05d5\u05dd', 'e\u0301t\u00e9', '\u2764\ufe0f deploy', 'Ω≈ç√'])
+      assert.equal(tokenNameProblem(name), undefined, JSON.stringify(name));
   });
 });
 

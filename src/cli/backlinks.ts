@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
 import { storeLocation, type Config } from '../config.js';
-import type { CliIo } from './io.js';
+import { type CliIo, printer } from './io.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
 import { openStoreOf } from '../server.js';
 import { migrate } from '../db/migrate.js';
@@ -97,7 +97,7 @@ export function registerBacklinksCommand(
           onCheck: progress.onCheck,
         });
         progress.done();
-        for (const line of summaryLines(summary)) io.stdout.write(`${line}\n`);
+        for (const line of summaryLines(summary)) printer(io.stdout)(line);
         if (controller.signal.aborted)
           throw fail('interrupted: the checks above are recorded; the other backlinks stay due');
       } finally {
@@ -138,10 +138,11 @@ function barProgress(stream: Writable, total: number): Progress {
 /** One line per recorded check on stderr, e.g. `[3/40] bl_1 lost`, for logs and pipes. */
 function lineProgress(stream: Writable, total: number): Progress {
   let done = 0;
+  const print = printer(stream);
   return {
     onCheck({ backlinkId, status, error }) {
       done++;
-      stream.write(`[${done}/${Math.max(done, total)}] ${backlinkId} ${status}${error ? `: ${error}` : ''}\n`);
+      print(`[${done}/${Math.max(done, total)}] ${backlinkId} ${status}${error ? `: ${error}` : ''}`);
     },
     done() {},
   };

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { storeLocation, type Config } from '../config.js';
-import type { CliIo } from './io.js';
+import { type CliIo, printer } from './io.js';
 import { backupTo } from '../db/backup.js';
 import { describeLocation, isPostgresUrl } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
@@ -43,8 +43,8 @@ export function registerBackupCommand(
       try {
         if (store.dialect !== 'sqlite') throw fail('backup copies a SQLite database');
         const { bytes, durationMs } = await backupTo(store, file);
-        io.stdout.write(
-          `backed up ${location} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s\n`,
+        printer(io.stdout)(
+          `backed up ${location} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s`,
         );
       } catch (error) {
         throw fail((error as Error).message);

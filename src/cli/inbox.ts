@@ -19,7 +19,7 @@ import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
 import { storeLocation, type Config } from '../config.js';
-import type { CliIo } from './io.js';
+import { type CliIo, printer } from './io.js';
 import { isPostgresUrl } from '../db/connection.js';
 import { openStoreOf } from '../server.js';
 import { migrate } from '../db/migrate.js';
@@ -91,7 +91,7 @@ export function registerInboxCommand(
           { connectionIds: ids, signal: controller.signal, onStart: progress.onStart, onMessage: progress.onMessage },
         );
         progress.done(summaries);
-        for (const line of summaryLines(summaries)) io.stdout.write(`${line}\n`);
+        for (const line of summaryLines(summaries)) printer(io.stdout)(line);
         if (controller.signal.aborted)
           throw fail('interrupted: the messages above are recorded; the rest are read next time');
       } finally {
@@ -145,9 +145,10 @@ function lineProgress(stream: Writable): Progress {
     onStart() {},
     onMessage() {},
     done(summaries) {
+      const print = printer(stream);
       for (const s of summaries)
-        stream.write(
-          `${s.connectionId}: ${s.status}, ${s.fetched} fetched, ${s.matched} matched, ${s.bounces} bounces in ${(s.ms / 1000).toFixed(2)} s\n`,
+        print(
+          `${s.connectionId}: ${s.status}, ${s.fetched} fetched, ${s.matched} matched, ${s.bounces} bounces in ${(s.ms / 1000).toFixed(2)} s`,
         );
     },
   };

@@ -18,6 +18,7 @@ import { describeLocation, isPostgresUrl, type Store, withoutPasswords } from '.
 import { prepareDatabaseFile } from '../db/database-file.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
+import { escapeControlCharacters } from '../domain/text.js';
 import { TOKEN_NAME_MAX, tokenNameProblem } from '../domain/tokens.js';
 import { PASSWORD_MIN_LENGTH, hashPassword, passwordProblem, verifyPassword } from '../domain/passwords.js';
 import { createLogger } from '../logger.js';
@@ -39,7 +40,7 @@ import { registerBacklinksCommand } from './backlinks.js';
 import { registerBackupCommand } from './backup.js';
 import { registerInboxCommand } from './inbox.js';
 import { parseDuration } from './duration.js';
-import { type CliIo, processIo } from './io.js';
+import { type CliIo, printer, processIo } from './io.js';
 import { HELP_CONFIGURATION, envOf } from './help.js';
 import { PasswordInputError, readNewPassword } from './password.js';
 import { watchParent } from './parent.js';
@@ -104,7 +105,10 @@ function table(print: (line: string) => void, rows: Record<string, unknown>[]): 
     return;
   }
   const keys = Object.keys(rows[0]!);
-  const cells = rows.map((r) => keys.map((k) => (r[k] === null || r[k] === undefined ? '-' : String(r[k]))));
+  // Escaped before the widths are measured, so a stored name's escapes keep the columns straight.
+  const cells = rows.map((r) =>
+    keys.map((k) => (r[k] === null || r[k] === undefined ? '-' : escapeControlCharacters(String(r[k])))),
+  );
   const widths = keys.map((k, i) => Math.max(k.length, ...cells.map((c) => c[i]!.length)));
   print(keys.map((k, i) => k.padEnd(widths[i]!)).join('  '));
   for (const c of cells) print(c.map((v, i) => v.padEnd(widths[i]!)).join('  '));
@@ -129,9 +133,7 @@ function parseScopes(value: string): string[] {
 }
 
 export function buildCli(io: CliIo = processIo()): Command {
-  const print = (line = ''): void => {
-    io.stdout.write(`${line}\n`);
-  };
+  const print = printer(io.stdout);
   const program = new Command('outreach-api')
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .description('Self-hosted Scoped Outreach, Prospecting and Backlink REST API v1')
@@ -518,8 +520,8 @@ export function buildCli(io: CliIo = processIo()): Command {
             isoAt(nowMs),
           );
           print(token);
-          io.stderr.write(
-            `token ${row.id} created for account ${row.account_id}; store it now, it is not shown again\n`,
+          printer(io.stderr)(
+            `token ${row.id} created for account ${row.account_id}; store it now, it is not shown again`,
           );
         });
       },
@@ -595,7 +597,7 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     // Anything else (a CliError, a bad configuration, token or import, the database): one line, no stack.
     // A message never carries a database password, whatever quoted the location (decisions.md §16).
-    io.stderr.write(`outreach-api: ${withoutPasswords((error as Error).message ?? String(error))}\n`);
+    printer(io.stderr)(`outreach-api: ${withoutPasswords((error as Error).message ?? String(error))}`);
     return 1;
   }
 }

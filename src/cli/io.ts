@@ -1,5 +1,6 @@
-/** Where the CLI writes and which environment it reads. */
+/** Where the CLI writes and which environment it reads, and how it writes a line. */
 import type { Readable, Writable } from 'node:stream';
+import { escapeControlCharacters } from '../domain/text.js';
 
 /**
  * The process's own by default; a test passes its own streams and environment to run commands
@@ -32,3 +33,15 @@ export const processIo = (): CliIo => {
   }
   return { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
 };
+
+/**
+ * Writes one line to `stream`: every line a command prints goes through here, so text from the
+ * store, an import, a mailbox or a page (token and account names, emails, URLs, error messages)
+ * reaches the operator's terminal with its control and format characters escaped
+ * (`escapeControlCharacters`: U+009B as `\u{9b}`, a line feed as `\u{a}`), never acted on.
+ */
+export function printer(stream: Writable): (line?: string) => void {
+  return (line = '') => {
+    stream.write(`${escapeControlCharacters(line)}\n`);
+  };
+}

@@ -14,7 +14,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CliIo } from './io.js';
+import { type CliIo, printer } from './io.js';
 import { parseDuration } from './duration.js';
 import { readReadyFile } from './ready-file.js';
 
@@ -111,7 +111,7 @@ export function registerWaitCommand(
           const budget = Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, deadline - performance.now()));
           const failed = await probe(new URL('/readyz', origin), budget);
           if (failed === null) {
-            io.stdout.write(`${origin.origin}\n`);
+            printer(io.stdout)(origin.origin);
             return;
           }
           // An attempt cut short by the deadline says less than the one before it.

@@ -5,6 +5,7 @@
  * token is stored.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { hasControlCharacters } from './text.js';
 
 export const TOKEN_PREFIX = 'oapi_';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -104,15 +105,16 @@ export function tokenHints(token: string): { prefix: string; lastFour: string } 
 export const TOKEN_NAME_MAX = 100;
 
 /**
- * What is wrong with `name` as a new token's name (1–100 characters, no control characters;
- * decisions.md §18), in words for the person who typed it; undefined when nothing is.
+ * What is wrong with `name` as a token's name (1–100 characters, no control or format character:
+ * Unicode categories Cc and Cf, so no line break, C1 control or direction override; decisions.md
+ * §18), in words for the person who typed it; undefined when nothing is. The one rule of the API
+ * access page, `tokens create` and the import.
  */
 export function tokenNameProblem(name: string): string | undefined {
   const length = [...name].length;
   if (name.trim() === '') return `Give the token a name (1–${TOKEN_NAME_MAX} characters).`;
   if (length > TOKEN_NAME_MAX) return `A token name has at most ${TOKEN_NAME_MAX} characters (this one has ${length}).`;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f]/.test(name))
-    return 'A token name cannot contain control characters (such as a line break).';
+  if (hasControlCharacters(name))
+    return 'A token name cannot contain control or format characters (such as a line break or a direction override).';
   return undefined;
 }

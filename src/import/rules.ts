@@ -39,7 +39,7 @@ import {
   Thread,
   ThreadMessage,
 } from '../schemas/resources.js';
-import { isWellFormedToken } from '../domain/tokens.js';
+import { isWellFormedToken, tokenNameProblem } from '../domain/tokens.js';
 
 // ---- field rules -------------------------------------------------------------------------------
 
@@ -116,7 +116,11 @@ export const AccountImport = relaxed(Me.shape.owner.extend({ updatedAt: DateTime
 export const TokenImport = z.strictObject({
   id: Id.optional(),
   accountId: Id,
-  name: z.string().min(1),
+  // The rule of the API access page and `tokens create` (1–100 characters, no control or format character).
+  name: z.string().superRefine((name, ctx) => {
+    const problem = tokenNameProblem(name);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
   scopes: emptyArray(z.array(z.enum(SCOPES))),
   token: z
     .string()

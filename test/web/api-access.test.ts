@@ -84,6 +84,11 @@ describe('settings area: API access', () => {
         field: 'token-name-error',
         message: /at most 100 characters \(this one has 101\)/,
       },
+      ...['ci\u009b31m', 'ci\u009d0;x', 'deploy\u202egnp.exe'].map((name) => ({
+        fields: { name, scopes: 'leads:read', expires: 'never' },
+        field: 'token-name-error',
+        message: /cannot contain control or format characters \(such as a line break or a direction override\)/,
+      })),
       { fields: { name: 'ok', expires: 'never' }, field: 'scopes-error', message: /Choose at least one scope/ },
       {
         fields: { name: 'ok', scopes: 'admin:all', expires: 'never' },
