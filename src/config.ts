@@ -159,8 +159,11 @@ const ConfigKeys = z.strictObject({
         .string()
         .refine((url) => url === '' || /^rediss?:\/\/./.test(url), 'must start with redis:// or rediss://')
         .default(''),
-      /** Put before every key, so several installs can share one Redis. */
-      keyPrefix: z.string().default('outreach:'),
+      /**
+       * Put before every key, so several installs can share one Redis. Empty (the default): this
+       * install's own, `outreach:<install id>:`, the id stored in its database (decisions.md §16).
+       */
+      keyPrefix: z.string().default(''),
       /** Longest wait for one Redis call, ms; a slower answer counts as Redis being down (the limiter falls back). */
       timeoutMs: ms.default(500),
     })

@@ -16,6 +16,7 @@ import { openLimiter, perInstanceLimitNotice, type RedisLimiterEvents } from './
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createProviders, type Providers } from './providers/index.js';
+import { installId } from './repos/install.js';
 import { countOutboxMessagesByStatus } from './repos/threads.js';
 import { createWorkers, type Workers } from './workers/index.js';
 
@@ -107,7 +108,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     store: config.limits.store,
     requestsPerMinute: config.limits.requestsPerMinute,
     clock,
-    redis: config.redis,
+    redis: await redisSettings(config, store, logger),
     events: fallbackEvents(logger, metrics),
   });
   // A `postgres://` database is shared by every instance (decisions.md §16), a memory limiter is not.
@@ -191,6 +192,19 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     close: () => running.shutdown(0),
   };
   return running;
+}
+
+/**
+ * `redis.*` with the key prefix the limiter uses: `redis.keyPrefix` when set, otherwise
+ * `outreach:<install id>:` (decisions.md §16), the id this database was given by its migration,
+ * so every instance of this install shares the windows and no other install does. The database
+ * is read only for `limits.store: redis`.
+ */
+async function redisSettings(config: Config, store: Store, logger: Logger): Promise<Config['redis']> {
+  if (config.limits.store !== 'redis' || config.redis.keyPrefix !== '') return config.redis;
+  const keyPrefix = `outreach:${await installId(store.db)}:`;
+  logger.log('info', 'limits are counted in Redis under the key prefix of this install', { keyPrefix });
+  return { ...config.redis, keyPrefix };
 }
 
 /** The limiter's fallback (decisions.md §16) in the log, once per outage each way, and in the metrics. */

@@ -272,7 +272,7 @@ describe('config', () => {
   it('counts limits in memory by default; limits.store redis needs a redis:// URL, never echoed, and no fixture', () => {
     const defaults = loadConfig(undefined, {});
     assert.equal(defaults.limits.store, 'memory');
-    assert.deepEqual(defaults.redis, { url: '', keyPrefix: 'outreach:', timeoutMs: 500 });
+    assert.deepEqual(defaults.redis, { url: '', keyPrefix: '', timeoutMs: 500 });
     const shared = loadConfig(undefined, {
       OUTREACH_API_LIMITS_STORE: 'redis',
       OUTREACH_API_REDIS_URL: 'rediss://user:s3cret@redis.internal:6380/2',

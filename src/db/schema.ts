@@ -416,6 +416,12 @@ export interface InboxLeasesTable {
   expires_at: string;
 }
 
+/** The install's identity (0007_install_id.sql): one row, made by the migration, never written from TypeScript. */
+export interface InstallTable {
+  /** 32 lower-case hex digits. */
+  id: string;
+}
+
 /**
  * The list totals' counters (0003_row_counts.sql of sql/sqlite/ and sql/postgres/), kept by triggers: read by
  * `src/repos/row-counts.ts`, never written from TypeScript.
@@ -461,6 +467,7 @@ export interface Database {
   sign_in_failures: SignInFailuresTable;
   inbox_mailboxes: InboxMailboxesTable;
   inbox_leases: InboxLeasesTable;
+  install: InstallTable;
   row_counts: RowCountsTable;
 }
 

@@ -38,6 +38,8 @@ const COST: Record<string, number> = {
   'store/row-counts.test.ts': 8.1,
   'writes/outbox-crash.test.ts': 3.9,
   'cluster/nginx.test.ts': 3.5,
+  // #28: two installs on SQLite files and on PostgreSQL databases, four servers each; a single run.
+  'limiter/installs.test.ts': 2.5,
   'fixture/reset.test.ts': 3.7,
   'store/query-plans.test.ts': 3.3,
   'cli.test.ts': 3.1,
