@@ -249,37 +249,17 @@ describe('outreach-api CLI', () => {
     const accounts = await cli(['--db', db, 'accounts', 'list']);
     assert.ok(!accounts.stdout.includes('acct_new'), 'the account of the refused file was not written');
   });
+
   it('keeps control and format characters out of token names (create, import), and escapes them wherever it prints stored text', async () => {
     const database = await newDatabase('controls');
-    const made = await cli(['--db', database, 'migrate']);
+    const run = (...args: string[]) => cli(['--db', database, ...args]);
+    const made = await run('migrate');
     assert.equal(made.code, 0, made.stderr);
-    const account = await cli([
-      '--db',
-      database,
-      'accounts',
-      'create',
-      '--id',
-      'acct_ctl',
-      '--email',
-      'c@example.test',
-      '--name',
-      'C',
-    ]);
+    const account = await run('accounts', 'create', '--id', 'acct_ctl', '--email', 'c@example.test', '--name', 'C');
     assert.equal(account.code, 0, account.stderr);
     // C1 controls (CSI, OSC), a direction override, a line break, a zero-width space.
     for (const name of ['ci\u009b31m', 'ci\u009d0;title\u0007', 'ci\u202egnp.exe', 'ci\nfake row', 'ci\u200b']) {
-      const refused = await cli([
-        '--db',
-        database,
-        'tokens',
-        'create',
-        '--account',
-        'acct_ctl',
-        '--name',
-        name,
-        '--scopes',
-        'all',
-      ]);
+      const refused = await run('tokens', 'create', '--account', 'acct_ctl', '--name', name, '--scopes', 'all');
       assert.equal(refused.code, 2, JSON.stringify(name));
       assert.match(refused.stderr, /A token name cannot contain control or format characters/);
     }
@@ -299,13 +279,13 @@ describe('outreach-api CLI', () => {
         ],
       }),
     );
-    const imported = await cli(['--db', database, 'import', doc]);
+    const imported = await run('import', doc);
     assert.equal(imported.code, 1);
     assert.equal(
       imported.stderr,
       'outreach-api: tokens[0] (id "tok_bidi"): name: A token name cannot contain control or format characters (such as a line break or a direction override).\n',
     );
-    assert.equal((await cli(['--db', database, 'tokens', 'list'])).stdout, '(none)\n', 'nothing created');
+    assert.equal((await run('tokens', 'list')).stdout, '(none)\n', 'nothing created');
 
     // Text that got in before these rules, written straight into the store.
     const store = await openStore(database);
@@ -323,10 +303,7 @@ describe('outreach-api CLI', () => {
     } finally {
       await store.close();
     }
-    const printed = [
-      (await cli(['--db', database, 'tokens', 'list'])).stdout,
-      (await cli(['--db', database, 'accounts', 'list'])).stdout,
-    ];
+    const printed = [(await run('tokens', 'list')).stdout, (await run('accounts', 'list')).stdout];
     for (const text of printed)
       assert.doesNotMatch(text, /[^\P{Cc}\n]|\p{Cf}/u, 'no control or format character but line ends');
     const [tokenLines, accountLines] = printed.map((text) => text.trimEnd().split('\n'));
