@@ -31,11 +31,12 @@ export interface BundleReport {
  * Writes the bundle to `outfile`, which must lie inside this checkout: run under plain `node`, the
  * bundle resolves better-sqlite3's addon from the `node_modules` above it (build/entry.ts).
  * `minify` shortens names (the executable); leave it off for readable stacks and profiles.
- * Throws when esbuild reports an error.
+ * `addon` is the addon the executable will embed (another platform's for build/arm64.ts): its hash
+ * names the directory the executable caches it in. Throws when esbuild reports an error.
  */
-export async function bundleCli(outfile: string, minify: boolean): Promise<BundleReport> {
+export async function bundleCli(outfile: string, minify: boolean, addon = ADDON): Promise<BundleReport> {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-  const nativeHash = createHash('sha256').update(readFileSync(ADDON)).digest('hex').slice(0, 16);
+  const nativeHash = createHash('sha256').update(readFileSync(addon)).digest('hex').slice(0, 16);
   const migrations = {
     sqlite: readMigrationDir(join(ROOT, 'sql/sqlite')),
     postgres: readMigrationDir(join(ROOT, 'sql/postgres')),

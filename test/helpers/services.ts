@@ -24,13 +24,28 @@ import { freePort, sleep } from './ports.js';
 export const PG_URL = process.env.OUTREACH_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.OUTREACH_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-type Service = 'postgres' | 'redis' | 'dovecot' | 'nginx' | 'chromium';
+type Service =
+  | 'postgres'
+  | 'redis'
+  | 'dovecot'
+  | 'nginx'
+  | 'chromium'
+  | 'buildah'
+  | 'podman'
+  | 'runc'
+  | 'qemu-aarch64-static'
+  | 'aarch64-linux-gnu-g++';
 
 /** Where each program is looked for; `CHROMIUM_PATH` overrides Chromium's. */
 const PROGRAMS = {
   dovecot: '/usr/sbin/dovecot',
   nginx: '/usr/sbin/nginx',
   chromium: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  buildah: '/usr/bin/buildah',
+  podman: '/usr/bin/podman',
+  runc: '/usr/sbin/runc',
+  'qemu-aarch64-static': '/usr/bin/qemu-aarch64-static',
+  'aarch64-linux-gnu-g++': '/usr/bin/aarch64-linux-gnu-g++',
 } as const;
 
 /** Debian's Chromium, or `CHROMIUM_PATH` (never a downloaded browser). */
@@ -57,6 +72,11 @@ const HOW = {
   dovecot: "install Debian's dovecot-imapd",
   nginx: "install Debian's nginx-light",
   chromium: "install Debian's chromium, or set CHROMIUM_PATH",
+  buildah: "install Debian's buildah",
+  podman: "install Debian's podman",
+  runc: "install Debian's runc",
+  'qemu-aarch64-static': "install Debian's qemu-user-static",
+  'aarch64-linux-gnu-g++': "install Debian's g++-aarch64-linux-gnu",
 } satisfies Record<Service, string>;
 
 /** `url` without its password, for messages. */

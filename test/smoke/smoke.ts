@@ -16,6 +16,9 @@
  *     copies the executable alone into an empty temp directory and runs it from there with
  *     PATH holding no node, HOME unwritable (the SQLite addon must go to TMPDIR), no other env
  *     and no node_modules anywhere above it: the drivers (pg, ioredis) must be inside it;
+ *   node --import tsx test/smoke/smoke.ts --exe dist/linux-arm64/outreach-api --via qemu-aarch64-static -L /usr/aarch64-linux-gnu
+ *     the same, with the executable run by the command after `--via` (another arch's emulator;
+ *     `npm run test:arm64`, test/smoke/arm64.ts);
  *   node --import tsx test/smoke/smoke.ts -- deno run --allow-all src/main.ts
  *     runs the given command line from the current directory (the checkout).
  *
@@ -23,15 +26,29 @@
  * of each pass; exits 1 on any failure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, delimiter, join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort, sleep } from '../helpers/ports.js';
 import { REDIS_URL, createTestDatabase, redisKeyPrefix, serviceSkip } from '../helpers/services.js';
 
 const START_TIMEOUT_MS = 60_000;
+/** How long a server may take to exit after SIGTERM, ms. */
+const STOP_TIMEOUT_MS = 5000;
+/** The timeouts' factor under an emulator (`--via`): qemu runs arm64's Node several times slower. */
+const EMULATED_PATIENCE = 4;
 const DRAFTS_PATH = '/projects/{projectId}/sites/{siteId}/drafts';
 const DRAFT_PATH = `${DRAFTS_PATH}/{draftId}`;
 
@@ -42,6 +59,8 @@ interface Launch {
   env: NodeJS.ProcessEnv;
   /** Set for the executable: where its SQLite addon must be cached. */
   tmp?: string;
+  /** The factor of the start and stop timeouts (1, or EMULATED_PATIENCE under an emulator). */
+  patience: number;
 }
 
 interface Draft {
@@ -76,7 +95,15 @@ function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(message);
 }
 
-/** Parses `--exe PATH` or `-- COMMAND ARGS…` into how to start the server. */
+/** `command` as an absolute path, looked up on this process's PATH (the server's PATH is empty). */
+function onPath(command: string): string {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, command))) return join(dir, command);
+  }
+  throw new Error(`${command} is not on PATH`);
+}
+
+/** Parses `--exe PATH [--via WRAPPER ARGS…]` or `-- COMMAND ARGS…` into how to start the server. */
 function launchFrom(argv: string[], work: string): Launch {
   if (argv[0] === '--exe' && argv[1]) {
     const bin = join(work, 'bin');
@@ -84,41 +111,63 @@ function launchFrom(argv: string[], work: string): Launch {
     const home = join(work, 'home');
     const tmp = join(work, 'tmp');
     for (const dir of [bin, run, home, tmp]) mkdirSync(dir);
-    const exe = join(bin, basename(argv[1]));
-    copyFileSync(resolve(argv[1]), exe);
+    // `npm run build` on Windows writes dist/outreach-api.exe.
+    const source = process.platform === 'win32' && !existsSync(argv[1]) ? `${argv[1]}.exe` : argv[1];
+    const exe = join(bin, basename(source));
+    copyFileSync(resolve(source), exe);
     chmodSync(exe, 0o755);
     chmodSync(home, 0o555);
     // root writes through 0555; nobody can create anything in /proc.
     const unwritableHome = process.getuid?.() === 0 ? '/proc' : home;
+    // Another arch's executable runs through its emulator: `--via qemu-aarch64-static -L /usr/aarch64-linux-gnu`.
+    const via = argv[2] === '--via' ? argv.slice(3) : [];
     return {
-      command: exe,
-      args: [],
+      command: via.length ? onPath(via[0]!) : exe,
+      args: via.length ? [...via.slice(1), exe] : [],
       cwd: run,
-      env: { PATH: join(work, 'empty-path'), HOME: unwritableHome, TMPDIR: tmp },
+      env: {
+        PATH: join(work, 'empty-path'),
+        HOME: unwritableHome,
+        TMPDIR: tmp,
+        // Windows finds the home and temp directories through these, and its sockets need SystemRoot.
+        ...(process.platform === 'win32'
+          ? { USERPROFILE: home, TEMP: tmp, TMP: tmp, SystemRoot: process.env.SystemRoot }
+          : {}),
+      },
       tmp,
+      patience: via.length ? EMULATED_PATIENCE : 1,
     };
   }
   const dash = argv.indexOf('--');
   const commandLine = dash >= 0 ? argv.slice(dash + 1) : [];
-  if (commandLine.length === 0) throw new Error('usage: smoke.ts --exe PATH | smoke.ts -- COMMAND [ARGS…]');
-  return { command: commandLine[0]!, args: commandLine.slice(1), cwd: process.cwd(), env: process.env };
+  if (commandLine.length === 0)
+    throw new Error('usage: smoke.ts --exe PATH [--via WRAPPER ARGS…] | smoke.ts -- COMMAND [ARGS…]');
+  return {
+    command: commandLine[0]!,
+    args: commandLine.slice(1),
+    cwd: process.cwd(),
+    env: process.env,
+    patience: 1,
+  };
 }
 
 /** Stops the server's whole process group (npx and the like spawn children); waits for exit. */
-async function stop(child: ChildProcess, exited: Promise<number | null>): Promise<number | null> {
+async function stop(child: ChildProcess, exited: Promise<number | null>, timeoutMs: number): Promise<number | null> {
   const signal = (sig: NodeJS.Signals) => {
     try {
-      process.kill(-child.pid!, sig);
+      // Windows has no process groups (nor signals: kill ends the process).
+      if (process.platform === 'win32') child.kill(sig);
+      else process.kill(-child.pid!, sig);
     } catch {
       // Already gone.
     }
   };
   signal('SIGTERM');
-  const code = await Promise.race([exited, sleep(5000).then(() => 'timeout' as const)]);
+  const code = await Promise.race([exited, sleep(timeoutMs).then(() => 'timeout' as const)]);
   if (code !== 'timeout') return code;
   signal('SIGKILL');
   await exited;
-  throw new Error('did not stop within 5 s of SIGTERM');
+  throw new Error(`did not stop within ${timeoutMs / 1000} s of SIGTERM`);
 }
 
 /** A server started for one pass, and what it printed so far. */
@@ -130,6 +179,9 @@ interface Served {
   child: ChildProcess;
   exited: Promise<number | null>;
   started: number;
+  /** From the launch's patience. */
+  startTimeoutMs: number;
+  stopTimeoutMs: number;
 }
 
 /** Starts `serve --demo --port <free> --db <db>` with `env` added; does not wait for it. */
@@ -168,6 +220,8 @@ async function startServe(launch: Launch, db: string, env: NodeJS.ProcessEnv): P
     child,
     exited,
     started,
+    startTimeoutMs: START_TIMEOUT_MS * launch.patience,
+    stopTimeoutMs: STOP_TIMEOUT_MS * launch.patience,
   };
 }
 
@@ -235,8 +289,8 @@ async function serveChecks(label: string, server: Served): Promise<string> {
     for (;;) {
       assert(server.running(), `exited before answering:\n${server.output()}`);
       assert(
-        performance.now() - server.started < START_TIMEOUT_MS,
-        `no answer within ${START_TIMEOUT_MS} ms:\n${server.output()}`,
+        performance.now() - server.started < server.startTimeoutMs,
+        `no answer within ${server.startTimeoutMs} ms:\n${server.output()}`,
       );
       try {
         await fetch(`${server.api}/me`);
@@ -391,7 +445,7 @@ async function serveChecks(label: string, server: Served): Promise<string> {
 async function stopCheck(label: string, server: Served): Promise<void> {
   if (server.running()) {
     await check(`${label}: stop`, async () => {
-      const code = await stop(server.child, server.exited);
+      const code = await stop(server.child, server.exited, server.stopTimeoutMs);
       assert(code === 0 || code === null, `exit code ${code}`);
     });
   } else record(`${label}: stop`, false, `the server had exited:\n${server.output()}`);
