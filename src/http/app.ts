@@ -17,6 +17,7 @@ import { DomainError, validationError } from '../domain/errors.js';
 import { ApiError, errorBody } from './errors.js';
 import { bearerAuth } from './middleware/auth.js';
 import { describeError } from './refusals.js';
+import { NUL_MESSAGE, nulPaths } from './nul.js';
 import { observe } from './middleware/observe.js';
 import { registerDocsRoutes } from './docs.js';
 import { registerOperatorRoutes } from './operator.js';
@@ -41,10 +42,18 @@ export interface App {
   deps: AppDeps;
 }
 
-/** decisions.md §4: a request that fails its route's schemas is 422 VALIDATION_ERROR with one `{ path, message }` per problem. */
+/**
+ * decisions.md §4: a request that fails its route's schemas is 422 VALIDATION_ERROR with one
+ * `{ path, message }` per problem; so is one whose validated path, query, headers or body hold a
+ * NUL character anywhere (`nulPaths`: no store may be given one, issue #28).
+ */
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
-  if (result.success) return;
   const target = TARGET_NAMES[result.target] ?? result.target;
+  if (result.success) {
+    const found = nulPaths(result.data, target);
+    if (found.length > 0) throw validationError(found.map((path) => ({ path, message: NUL_MESSAGE })));
+    return;
+  }
   throw validationError(
     result.error.issues.map((issue) => ({
       path: [target, ...issue.path.map(String)].join('.'),

@@ -5,6 +5,7 @@
  */
 import type { Context } from 'hono';
 import { timingSafeEqual } from 'node:crypto';
+import { nulPaths } from '../http/nul.js';
 import { ANTI_FORGERY_FIELD } from './layout.js';
 
 /** A failure the area answers with its error page: the status and the sentence shown. */
@@ -25,7 +26,11 @@ export type Form = Map<string, string[]>;
 
 const FORM_TYPES = /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i;
 
-/** The fields of the request's form body (every value of a repeated field, text values only). */
+/**
+ * The fields of the request's form body (every value of a repeated field, text values only).
+ * @throws PageError 400 when the body cannot be read, or when a field's name or value holds a NUL
+ * character (U+0000), which no field takes and no store may be given (src/http/nul.ts).
+ */
 export async function readForm(c: Context): Promise<Form> {
   const form: Form = new Map();
   if (!FORM_TYPES.test(c.req.header('content-type') ?? '')) return form;
@@ -36,6 +41,8 @@ export async function readForm(c: Context): Promise<Form> {
     const values = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
     form.set(name, values);
   }
+  if (nulPaths(Object.fromEntries(form), 'form').length > 0)
+    throw new PageError(400, 'The form holds a NUL character (U+0000), which no field takes. Nothing was changed.');
   return form;
 }
 

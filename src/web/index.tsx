@@ -24,6 +24,7 @@ import { csrf } from 'hono/csrf';
 import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
 import type { AppDeps } from '../http/context.js';
+import { nulPaths } from '../http/nul.js';
 import { describeError } from '../http/refusals.js';
 import { registerApiAccess } from './api-access.js';
 import { SETTINGS_ASSET_TYPES, settingsAssets, type SettingsAssetName } from './assets.js';
@@ -86,8 +87,16 @@ export function settingsArea(deps: AppDeps): SettingsArea {
       throw new PageError(413, 'The form sent was too large. Nothing was changed.');
     },
   });
+  // No page takes a NUL character (U+0000) in its address, which no store may be given
+  // (src/http/nul.ts); form fields are checked where they are read (readForm).
+  const plainAddress: MiddlewareHandler = async (c, next) => {
+    if (c.req.path.includes('\u0000') || nulPaths(c.req.queries(), 'query').length > 0)
+      throw new PageError(400, 'This address holds a NUL character (U+0000), which no page takes.');
+    await next();
+  };
   // (csrf checks unsafe methods only, and a request without a body passes the body limit.)
-  for (const path of [SETTINGS_BASE, `${SETTINGS_BASE}/*`]) app.use(path, noStore, headers, sameOrigin, limit);
+  for (const path of [SETTINGS_BASE, `${SETTINGS_BASE}/*`])
+    app.use(path, noStore, headers, sameOrigin, limit, plainAddress);
 
   const home = requireSession(deps);
   app.get(SETTINGS_BASE, home, (c) => c.redirect(API_ACCESS_PATH, 303));
