@@ -68,6 +68,13 @@ const DbSchema = z.strictObject({
   poolSize: z.number().int().min(1).default(10),
   /** PostgreSQL: a statement's time limit, ms; a request that meets it answers 503. */
   statementTimeoutMs: ms.default(5000),
+  /**
+   * Searches that run at once (issue #28): PostgreSQL connections of the pool (default a third of
+   * `poolSize`, at least 1; fewer than `poolSize`), SQLite reader threads (default 1).
+   */
+  searchConnections: z.number().int().min(1).optional(),
+  /** How long a search waits for its turn before it answers 503 `SERVICE_UNAVAILABLE`, ms. */
+  searchWaitMs: ms.default(1000),
 });
 
 /** A JSON text's value, or the text itself when it is not JSON (zod then says what it expected). */
@@ -333,6 +340,19 @@ export const ConfigSchema = ConfigKeys.superRefine((config, context) => {
     'monitor.timeoutMs': config.monitor.timeoutMs,
   };
   const [longestKey, longest] = Object.entries(timeouts).reduce((a, b) => (b[1] > a[1] ? b : a));
+  // Searches get a share of the pool, never all of it: the rest serves every cheap request.
+  const { poolSize, searchConnections } = config.db;
+  if (
+    POSTGRES_URL.test(config.db.url || config.db.path) &&
+    searchConnections !== undefined &&
+    searchConnections >= poolSize &&
+    poolSize > 1
+  )
+    context.addIssue({
+      code: 'custom',
+      path: ['db', 'searchConnections'],
+      message: `must be less than db.poolSize (${poolSize}), so that cheap requests always find a connection`,
+    });
   if (config.workers.leaseMs < 2 * longest)
     context.addIssue({
       code: 'custom',

@@ -81,8 +81,14 @@ export interface StartOptions {
  * @throws when it cannot be opened (a SQLite file that is not a database, a directory that cannot be made).
  */
 export function openStoreOf(config: Config): Promise<Store> {
-  const { synchronous, poolSize, statementTimeoutMs } = config.db;
-  return openStore(storeLocation(config), { synchronous, poolSize, statementTimeoutMs });
+  const { synchronous, poolSize, statementTimeoutMs, searchConnections, searchWaitMs } = config.db;
+  return openStore(storeLocation(config), {
+    synchronous,
+    poolSize,
+    statementTimeoutMs,
+    searchConnections,
+    searchWaitMs,
+  });
 }
 
 /** Opens the store, migrates it, and listens on `config.server.host:port` (port 0: any free port). */

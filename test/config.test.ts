@@ -314,6 +314,7 @@ describe('config', () => {
       synchronous,
       poolSize: 10,
       statementTimeoutMs: 5000,
+      searchWaitMs: 1000,
     });
     assert.deepEqual(loadConfig(fileWith({ db: 'a.db' }), {}).db, db('a.db', 'full'));
     const file = fileWith({ db: { path: 'b.db', synchronous: 'normal' } });
@@ -342,6 +343,32 @@ describe('config', () => {
     assert.equal(storeLocation(loadConfig(undefined, {}, { db: url })), url);
     rejects({ OUTREACH_API_DB_URL: 'mysql://x/y' }, /OUTREACH_API_DB_URL \(db\.url\): must be a postgres/);
     rejects({ OUTREACH_API_DB_POOL_SIZE: '0' }, /OUTREACH_API_DB_POOL_SIZE \(db\.poolSize\)/);
+  });
+
+  it('gives searches fewer PostgreSQL connections than the pool, and any number of SQLite readers (issue #28)', () => {
+    const url = 'postgres://outreach@db.internal:5432/outreach';
+    const pgConfig = loadConfig(undefined, {
+      OUTREACH_API_DB_URL: url,
+      OUTREACH_API_DB_POOL_SIZE: '4',
+      OUTREACH_API_DB_SEARCH_CONNECTIONS: '3',
+      OUTREACH_API_DB_SEARCH_WAIT_MS: '250',
+    });
+    assert.deepEqual([pgConfig.db.searchConnections, pgConfig.db.searchWaitMs], [3, 250]);
+    assert.equal(loadConfig(undefined, {}).db.searchConnections, undefined, 'derived from the pool by default');
+    rejects(
+      { OUTREACH_API_DB_URL: url, OUTREACH_API_DB_POOL_SIZE: '4', OUTREACH_API_DB_SEARCH_CONNECTIONS: '4' },
+      /\(db\.searchConnections\): must be less than db\.poolSize \(4\), so that cheap requests always find a connection/,
+    );
+    assert.equal(
+      loadConfig(undefined, { OUTREACH_API_DB_POOL_SIZE: '2', OUTREACH_API_DB_SEARCH_CONNECTIONS: '4' }).db
+        .searchConnections,
+      4,
+      'SQLite: reader threads, not connections of the pool',
+    );
+    rejects(
+      { OUTREACH_API_DB_SEARCH_CONNECTIONS: '0' },
+      /OUTREACH_API_DB_SEARCH_CONNECTIONS \(db\.searchConnections\)/,
+    );
   });
 
   it('refuses a workers.leaseMs shorter than twice the longest provider timeout, naming both', () => {

@@ -16,11 +16,10 @@
  * needs no JavaScript file on disk. Not used under Deno or for `:memory:` stores (the automatic
  * checkpoint stays on there). If the worker fails, the automatic checkpoint is turned back on.
  */
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
-import { addonFileOf } from '../native.js';
 import type { Store } from './connection.js';
+import { addonFile } from './sqlite-addon.js';
 
 /** The automatic checkpoint threshold SQLite uses by default (pages), restored when the worker stops or fails. */
 const DEFAULT_AUTOCHECKPOINT = 1000;
@@ -63,19 +62,6 @@ export interface Checkpointer {
   stats: CheckpointStats;
   /** Stops the worker (after its checkpoint in hand) and turns the automatic checkpoint back on. */
   stop(): Promise<void>;
-}
-
-/** The better-sqlite3 addon file the store's connection was loaded from, or null (Deno). */
-function addonFile(): string | null {
-  if (typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined') return null;
-  const native = (globalThis as { __OUTREACH_NATIVE_SQLITE__?: unknown }).__OUTREACH_NATIVE_SQLITE__;
-  if (typeof native === 'string') return native;
-  if (native !== undefined) return addonFileOf(native);
-  try {
-    return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -7,12 +7,13 @@
  * instance out of a load balancer's rotation meanwhile.
  */
 import { sql } from 'kysely';
+import { ShareFullError } from './share.js';
 import type { Store } from './store.js';
 
 /**
  * `down`: the store cannot serve (unreachable, refused, damaged, full): not ready until a check
- * passes. `busy`: this statement ran out of time (a lock, a long statement, a deadlock): answered
- * 503, the store stays ready.
+ * passes. `busy`: this statement ran out of time (a lock, a long statement, a deadlock) or was
+ * refused its turn among the searches (`ShareFullError`): answered 503, the store stays ready.
  */
 export type StoreFailure = 'down' | 'busy';
 
@@ -44,6 +45,7 @@ const PG_DOWN_MESSAGE =
  */
 export function storeFailureOf(error: unknown): StoreFailure | null {
   if (typeof error !== 'object' || error === null) return null;
+  if (error instanceof ShareFullError) return 'busy';
   const { code, errcode, message } = error as { code?: unknown; errcode?: unknown; message?: unknown };
   if (typeof code === 'string') {
     if (code.startsWith('SQLITE_')) {

@@ -16,6 +16,8 @@ interface NodeStatement {
   setAllowBareNamedParameters?(enabled: boolean): void;
 }
 interface NodeDatabase {
+  /** Whether a transaction is open (Node 22.16+, Deno 2). */
+  readonly isTransaction: boolean;
   prepare(sql: string): NodeStatement;
   exec(sql: string): void;
   close(): void;
@@ -48,6 +50,9 @@ export function openNodeSqlite(path: string): SqliteHandle {
   return {
     exec: (sql: string) => database.exec(sql),
     close: () => database.close(),
+    get inTransaction() {
+      return database.isTransaction;
+    },
     function: (name: string, options: { deterministic: boolean }, fn: (...args: unknown[]) => unknown) =>
       database.function(name, options, fn),
     prepare(sql: string) {

@@ -13,13 +13,21 @@
  *   `location` never holds it (`describeLocation`).
  * - Nothing is cached across requests (`changeStamp()` is null): other instances write the same
  *   database.
+ * - Searches, which may read every row of a project (a term no trigram index serves, or a
+ *   frequent one), run within a share of the pool (`db.searchConnections`, default a third of
+ *   `db.poolSize`; `./share.ts`): the rest of the pool always serves cheap requests. A search
+ *   that waits longer than `db.searchWaitMs` for its turn is refused (503).
+ * - The pool counts as saturated (`saturated()`, for `/readyz`) once a request has waited
+ *   `SATURATION.waitMs` for a connection with every connection in use, and stays so until
+ *   `SATURATION.holdMs` have passed without such a wait, so readiness does not flap.
  */
 import { Kysely, type LogEvent, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { describeLocation } from './location.js';
 import { noteStoreFailure, storeFailureOf } from './failures.js';
 import type { Database } from './schema.js';
-import { type PostgresOptions, type PostgresStore, registerDb, resetSignal } from './store.js';
+import { SHARE_DEFAULTS, Share } from './share.js';
+import { type LongReader, type PostgresOptions, type PostgresStore, registerDb, resetSignal } from './store.js';
 
 /** `int8` (counts) and `numeric` (sums) as numbers; every other type as `pg` parses it. */
 const types = {
@@ -32,20 +40,55 @@ const types = {
 /** The client's bound beyond the server's own statement timeout, ms: the answer of a cancelled statement. */
 const CLIENT_GRACE_MS = 1000;
 
+/** When the pool counts as saturated (see the module comment and docs/scaling-out.md), ms. */
+const SATURATION = { waitMs: 1000, holdMs: 10_000 };
+
+/**
+ * Whether requests wait for the pool's connections: the requests that found every connection in
+ * use (`queued`) and since when each waits, and when the last wait of `waitMs` or more was seen.
+ */
+class PoolPressure {
+  private readonly waitingSince = new Set<{ at: number }>();
+  private lastLongWait = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly bounds: { waitMs: number; holdMs: number }) {}
+
+  /** Notes a request queued for a connection; call the returned function when it has one (or gave up). */
+  queued(): () => void {
+    const entry = { at: performance.now() };
+    this.waitingSince.add(entry);
+    return () => {
+      this.waitingSince.delete(entry);
+      if (performance.now() - entry.at >= this.bounds.waitMs) this.lastLongWait = performance.now();
+    };
+  }
+
+  saturated(): boolean {
+    const now = performance.now();
+    for (const entry of this.waitingSince) if (now - entry.at >= this.bounds.waitMs) this.lastLongWait = now;
+    return now - this.lastLongWait < this.bounds.holdMs;
+  }
+}
+
 /**
  * `pool` as kysely's dialect sees it: a connection that failed (closed, or gave up on a statement
  * whose answer never came) is destroyed when released instead of going back to the pool, and every
- * failure is noted for readiness (`noteStoreFailure`).
+ * failure is noted for readiness (`noteStoreFailure`). A request that finds every connection in
+ * use is noted in `pressure` while it waits.
  */
-function guardedPool(pool: pg.Pool, store: () => PostgresStore): PostgresPool {
+function guardedPool(pool: pg.Pool, store: () => PostgresStore, pressure: PoolPressure): PostgresPool {
   return {
     async connect(): Promise<PostgresPoolClient> {
       let client: pg.PoolClient;
+      const served =
+        pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10) ? pressure.queued() : undefined;
       try {
         client = await pool.connect();
       } catch (error) {
         noteStoreFailure(store(), error);
         throw error;
+      } finally {
+        served?.();
       }
       let broken: Error | undefined;
       // A connection that fails between two statements (inside a transaction) reports it here;
@@ -78,9 +121,10 @@ function guardedPool(pool: pg.Pool, store: () => PostgresStore): PostgresPool {
  */
 export function openPostgresStore(url: string, options: PostgresOptions = {}): PostgresStore {
   const statementTimeoutMs = options.statementTimeoutMs ?? 5000;
+  const poolSize = options.poolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.poolSize ?? 10,
+    max: poolSize,
     statement_timeout: statementTimeoutMs,
     query_timeout: statementTimeoutMs + CLIENT_GRACE_MS,
     connectionTimeoutMillis: statementTimeoutMs,
@@ -91,9 +135,19 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
   // An idle connection that fails (the server restarted) is dropped by the pool; without a
   // listener the event would end the process.
   pool.on('error', (error) => noteStoreFailure(store, error));
-  const kyselyPool = guardedPool(pool, () => store);
+  const pressure = new PoolPressure(options.saturation ?? SATURATION);
+  const kyselyPool = guardedPool(pool, () => store, pressure);
   const dialect = new PostgresDialect({ pool: kyselyPool });
   const db = new Kysely<Database>({ dialect });
+  const searches = new Share(
+    options.searchConnections ?? SHARE_DEFAULTS.postgresSize(poolSize),
+    options.searchWaitMs ?? SHARE_DEFAULTS.waitMs,
+  );
+  /** A search's statements on `builder` (the store's own or a traced one), in one turn of the share. */
+  const readLong =
+    (builder: Kysely<Database>): LongReader =>
+    (fn) =>
+      searches.run(() => fn(async (query) => (await builder.executeQuery(query)).rows));
   const store: PostgresStore = {
     dialect: 'postgres',
     db,
@@ -118,17 +172,18 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
       const report = (event: LogEvent) => hook({ sql: event.query.sql, parameters: event.query.parameters });
       // The same pool; never destroyed (that would end the pool).
       const traced = new Kysely<Database>({ dialect: new PostgresDialect({ pool: kyselyPool }), log: report });
-      registerDb(traced, { store });
+      registerDb(traced, { store, readLong: readLong(traced) });
       store.db = traced;
       return () => {
         store.db = db;
       };
     },
+    saturated: () => pressure.saturated(),
     ...resetSignal(),
     async close() {
       await db.destroy();
     },
   };
-  registerDb(db, { store });
+  registerDb(db, { store, readLong: readLong(db) });
   return store;
 }

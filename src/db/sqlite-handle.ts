@@ -17,6 +17,8 @@ export interface SqliteHandle extends SqliteDatabase {
   exec(sql: string): unknown;
   prepare(sql: string): SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
   close(): void;
+  /** Whether a transaction is open on the connection (SQLite's `sqlite3_get_autocommit` is false). */
+  readonly inTransaction: boolean;
   /** Registers a scalar SQL function (deterministic: same result for the same arguments). */
   function(name: string, options: { deterministic: boolean }, fn: (...args: unknown[]) => unknown): unknown;
 }

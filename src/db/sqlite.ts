@@ -29,7 +29,10 @@ import { noteStoreFailure } from './failures.js';
 import {
   type DirectResult,
   type DirectRunner,
+  type LongReader,
   type OpenOptions,
+  type TracedQuery,
+  type TurnRead,
   registerDb,
   resetSignal,
   type SqliteStore,
@@ -37,10 +40,11 @@ import {
 import type { Database } from './schema.js';
 import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
 import { registerSqlFunctions } from './sql-functions.js';
+import { SHARE_DEFAULTS } from './share.js';
+import { isDeno } from './sqlite-addon.js';
+import { openSqliteReaders } from './sqlite-readers.js';
 
 type CachedStatement = SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
-
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
 
 async function openRaw(path: string, options: OpenOptions): Promise<SqliteHandle> {
   if (isDeno) {
@@ -224,7 +228,8 @@ class LockedDialect extends SqliteDialect {
 export async function openSqliteStore(path: string, options: OpenOptions = {}): Promise<SqliteStore> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = await openRaw(path, options);
-  sqlite.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+  const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 5000);
+  sqlite.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
   sqlite.exec('PRAGMA journal_mode = WAL');
   sqlite.exec(`PRAGMA synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   sqlite.exec('PRAGMA foreign_keys = ON');
@@ -244,6 +249,30 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
   };
   // Inside a transaction, which holds the connection: always at once.
   const held: DirectRunner = { sqlite, run: (sql, parameters) => statements.run(sql, parameters) };
+
+  // Searches on reader threads, off the event loop (./sqlite-readers.ts); inline without them.
+  const readers = openSqliteReaders(path, {
+    size: options.searchConnections ?? SHARE_DEFAULTS.sqliteSize,
+    waitMs: options.searchWaitMs ?? SHARE_DEFAULTS.waitMs,
+    busyTimeoutMs,
+  });
+  /** Long reads on a reader thread; with `report`, each statement is reported after it ran (`traceQueries`). */
+  const longReader = (report?: (query: TracedQuery) => void): LongReader | undefined =>
+    readers === null
+      ? undefined
+      : <T>(fn: (read: TurnRead) => Promise<T>) =>
+          readers.turn<T>((read) =>
+            fn(async (query) => {
+              try {
+                return await read(query.sql, query.parameters);
+              } catch (error) {
+                noteStoreFailure(store, error);
+                throw error;
+              } finally {
+                report?.({ sql: query.sql, parameters: query.parameters });
+              }
+            }),
+          );
 
   const totalChanges = sqlite.prepare('SELECT total_changes() AS n');
   const dataVersion = sqlite.prepare('PRAGMA data_version');
@@ -268,6 +297,10 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
       }
     },
     changeStamp() {
+      // While a transaction is open, its writes count already but are not readable on the search
+      // readers' connections (nor certain: a rollback), so nothing read meanwhile may be cached
+      // under the stamp: none is given (issue #28).
+      if (sqlite.inTransaction) return null;
       // Two statements, not one `SELECT … FROM pragma_data_version`: the table-valued pragma costs
       // twice the plain one (6.3 against 3.2 µs measured per call), and this runs on every request.
       // Both read the connection's counters, no table: they may run while a transaction holds it.
@@ -296,7 +329,12 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
           return result;
         },
       });
-      registerDb(traced, { store, direct: reporting(whenFree), heldDirect: reporting(held) });
+      registerDb(traced, {
+        store,
+        direct: reporting(whenFree),
+        heldDirect: reporting(held),
+        readLong: longReader(hook),
+      });
       store.db = traced;
       return () => {
         store.db = db;
@@ -310,12 +348,14 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
         lock.release();
       }
     },
+    saturated: () => false,
     ...resetSignal(),
     async close() {
+      await readers?.close();
       await db.destroy();
       statements.close();
     },
   };
-  registerDb(db, { store, direct: whenFree, heldDirect: held });
+  registerDb(db, { store, direct: whenFree, heldDirect: held, readLong: longReader() });
   return store;
 }

@@ -4,7 +4,7 @@
  * data's changes for the caches kept over it. Which store a query builder belongs to is recorded
  * here (`storeOf`), so repositories take the builder alone, or a transaction of it.
  */
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
 import type { SqliteHandle } from './sqlite-handle.js';
@@ -36,8 +36,9 @@ interface StoreBase {
   /**
    * A value that differs from every earlier one whenever the data may have changed, for the caches
    * of values read from the store (they keep the stamp they were read under and drop them when it
-   * differs); null when the store cannot tell (PostgreSQL: other instances write it), and then
-   * nothing may be cached (decisions.md §16 "Tokens").
+   * differs); null when the store cannot tell (PostgreSQL: other instances write it), or while a
+   * transaction is open on SQLite's connection (its writes count already, but the search readers
+   * cannot see them yet), and then nothing may be cached (decisions.md §16 "Tokens").
    */
   changeStamp(): string | null;
   /**
@@ -59,6 +60,11 @@ interface StoreBase {
   readonly sharedByInstances: boolean;
   /** Whether the store can serve (`./failures.ts`): `downSince` (ms since the epoch) is set while it cannot. */
   readonly health: StoreHealth;
+  /**
+   * Whether requests wait for the store's connections: PostgreSQL's pool saturated (see
+   * `./postgres.ts`), for `/readyz`. Always false on SQLite (one connection, taken in turn).
+   */
+  saturated(): boolean;
   close(): Promise<void>;
 }
 
@@ -102,12 +108,25 @@ export interface PostgresStore extends StoreBase {
 
 export type Store = SqliteStore | PostgresStore;
 
+/** The share of the store for searches (`./share.ts`; `db.searchConnections`, `db.searchWaitMs`). */
+export interface SearchOptions {
+  /** Searches run at once at most: PostgreSQL connections (default a third of the pool), SQLite reader threads (default 1). */
+  searchConnections?: number;
+  /** How long a search waits for its turn before it is refused, ms (default 1000). */
+  searchWaitMs?: number;
+}
+
 /** How to open a PostgreSQL store (`db.*` settings, decisions.md §16). */
-export interface PostgresOptions {
+export interface PostgresOptions extends SearchOptions {
   /** Connections of this instance at most (default 10). */
   poolSize?: number;
   /** A statement's time limit, ms (default 5000): the server cancels it, the client gives up a second later. */
   statementTimeoutMs?: number;
+  /**
+   * When the pool counts as saturated (`Store.saturated`), ms: after a request waited `waitMs`
+   * for a connection, until `holdMs` after the last such wait (defaults 1000 and 10000).
+   */
+  saturation?: { waitMs: number; holdMs: number };
 }
 
 export interface OpenOptions extends PostgresOptions {
@@ -138,6 +157,16 @@ export interface DirectRunner {
   readonly sqlite: SqliteHandle;
 }
 
+/** Reads the rows of a SELECT within a turn of `LongReader`. */
+export type TurnRead = (query: CompiledQuery) => Promise<unknown[]>;
+
+/**
+ * Runs `fn`, the statements of one search (SELECTs that may read many rows), in one turn of the
+ * store's share for such statements (`./share.ts`), and resolves with what `fn` resolves with.
+ * @throws ShareFullError when the turn did not come within the share's wait.
+ */
+export type LongReader = <T>(fn: (read: TurnRead) => Promise<T>) => Promise<T>;
+
 /** What is known of a query builder: its store, and how compiled statements may run on it at once. */
 interface DbContext {
   store: Store;
@@ -145,6 +174,8 @@ interface DbContext {
   direct?: DirectRunner;
   /** Runs at once inside a transaction, which holds the connection (SQLite). */
   heldDirect?: DirectRunner;
+  /** Runs long reads within the share (not in a transaction, whose statements run on its connection). */
+  readLong?: LongReader;
 }
 
 const contexts = new WeakMap<Kysely<Database>, DbContext>();
@@ -153,6 +184,9 @@ const contexts = new WeakMap<Kysely<Database>, DbContext>();
 export function registerDb(db: Kysely<Database>, context: DbContext): void {
   contexts.set(db, context);
 }
+
+/** How long reads (a search) run on `db`, or undefined (through kysely, as any statement). */
+export const longReaderOf = (db: Kysely<Database>): LongReader | undefined => contexts.get(db)?.readLong;
 
 /** How compiled statements may run at once on `db`, or undefined (they go through kysely). */
 export const directRunnerOf = (db: Kysely<Database>): DirectRunner | undefined => contexts.get(db)?.direct;

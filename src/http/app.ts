@@ -13,6 +13,7 @@ import { RESPONSE_HEADERS } from '../schemas/common.js';
 import { clientReader } from './client.js';
 import type { AppDeps, AppEnv } from './context.js';
 import { storeFailureOf } from '../db/failures.js';
+import { ShareFullError } from '../db/share.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { ApiError, errorBody } from './errors.js';
 import { bearerAuth } from './middleware/auth.js';
@@ -157,11 +158,15 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
         failure,
         code: (error as { code?: unknown }).code,
       });
-    const apiError = failure
-      ? new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', undefined, {
-          'Retry-After': retryAfter,
-        })
-      : toApiError(error);
+    const apiError = !failure
+      ? toApiError(error)
+      : error instanceof ShareFullError
+        ? new ApiError('SERVICE_UNAVAILABLE', 'Too many searches are running; retry later', undefined, {
+            'Retry-After': String(error.retryAfterSeconds),
+          })
+        : new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', undefined, {
+            'Retry-After': retryAfter,
+          });
     c.set('errorCode', apiError.code);
     if (apiError.status === 500) {
       deps.logger.log('error', 'unexpected failure', {

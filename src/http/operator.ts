@@ -3,8 +3,9 @@
  * - `GET /healthz`: 200 `{ ok: true, data: { status: "ok", version } }` while the process serves.
  * - `GET /readyz`: 200 `{ ok: true, data: { status: "ready", version } }` when the database
  *   answers (`checkStore`: on SQLite the file itself is read, not a page cache; decisions.md
- *   §16, issue #21 item 3), its schema is the newest migration and the background workers run;
- *   else 503 `NOT_READY` with the reason, without internals.
+ *   §16, issue #21 item 3), its connections are not saturated (`Store.saturated`: PostgreSQL's
+ *   pool, issue #28), its schema is the newest migration and the background workers run; else
+ *   503 `NOT_READY` with the reason, without internals.
  * - `GET /metrics` (only when `metrics.enabled`): the Prometheus text format, behind
  *   `Authorization: Bearer <metrics.token>` when that is set (else 401 `UNAUTHORIZED`).
  */
@@ -22,6 +23,8 @@ export const METRICS_PATH = '/metrics';
 
 /** Why the service is not ready, or null when it is. */
 async function notReadyReason(deps: AppDeps): Promise<string | null> {
+  // Said before anything waits for a connection itself (src/db/postgres.ts, issue #28).
+  if (deps.store.saturated()) return 'every database connection is in use and requests wait for one';
   if (!(await checkStore(deps.store))) return 'the database cannot be reached or read';
   try {
     if (!(await schemaIsCurrent(deps.store))) return 'the database schema is not the latest migration';

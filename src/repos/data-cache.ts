@@ -24,8 +24,9 @@ const byStore = new WeakMap<Store, StoreCache>();
  * The cache of the current data of `db`'s store: a map valid until the next change to the store.
  * Costs the change stamp (two small statements). Where nothing may be cached, a map of its own
  * that nothing else sees: in a transaction (its reads may see its own writes, which a rollback
- * takes back without a new stamp), and on a store that cannot tell when its data changes
- * (PostgreSQL, decisions.md §16).
+ * takes back without a new stamp), and where the store gives no stamp (`Store.changeStamp()`:
+ * PostgreSQL, which cannot tell when its data changes, decisions.md §16; SQLite while a transaction
+ * is open on its connection, whose writes the search readers cannot see yet).
  * @throws Error when `db` is not an open store's query builder (`storeOf`).
  */
 export function dataCache(db: Kysely<Database>): Map<string, unknown> {

@@ -4,7 +4,7 @@
  */
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Database, LeadsTable } from '../db/schema.js';
-import { textSearch } from '../db/search.js';
+import { searchPage, textSearch } from '../db/search.js';
 import { notFound } from '../domain/errors.js';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LeadView } from '../domain/enums.js';
 import { cachedCount } from './data-cache.js';
@@ -127,36 +127,37 @@ function leadCounterKeys(filter: LeadFilter, tiers: readonly LeadRow['tier'][] |
  * `postedAt` (leads without one last), then `id` descending (decisions.md §5), and the exact
  * number of matches: from the counters (`leadCounterKeys`), or, with a search, counted (over the
  * trigram matches, or the scope's leads for a 1–2 character term) once per search until the
- * data changes (`cachedCount`).
+ * data changes (`cachedCount`). A search's statements run through `searchPage` (src/db/search.ts):
+ * within the store's share for searches, off the event loop on SQLite.
  */
 export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit: number, offset: number) {
   const tiers = admittedTiers(filter);
   if (tiers !== undefined && tiers.length === 0) return { items: [], total: 0 };
   const where = leadWhere(db, filter, tiers);
   const counterKeys = leadCounterKeys(filter, tiers);
-  const [rows, total] = await Promise.all([
-    db
-      .selectFrom('leads')
-      .selectAll()
-      .where(where)
-      .orderBy('score', 'desc')
-      // Leads without postedAt last (SQLite's place for NULL in a descending order; PostgreSQL's is first).
-      .orderBy('posted_at', (ob) => ob.desc().nullsLast())
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
+  const page = db
+    .selectFrom('leads')
+    .selectAll()
+    .where(where)
+    .orderBy('score', 'desc')
+    // Leads without postedAt last (SQLite's place for NULL in a descending order; PostgreSQL's is first).
+    .orderBy('posted_at', (ob) => ob.desc().nullsLast())
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset);
+  const [rows, total] =
     counterKeys !== undefined
-      ? countedTotal(db, 'leads', filter.siteId ?? filter.projectId, counterKeys)
-      : cachedCount(db, `leads|${JSON.stringify(filter)}`, () =>
-          db
-            .selectFrom('leads')
-            .where(where)
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .executeTakeFirstOrThrow()
-            .then((r) => Number(r.n)),
-        ),
-  ]);
+      ? await Promise.all([page.execute(), countedTotal(db, 'leads', filter.siteId ?? filter.projectId, counterKeys)])
+      : await searchPage(db, page, (count) =>
+          cachedCount(db, `leads|${JSON.stringify(filter)}`, () =>
+            count(
+              db
+                .selectFrom('leads')
+                .where(where)
+                .select((eb) => eb.fn.countAll<number>().as('n')),
+            ),
+          ),
+        );
   return { items: rows.map(toLead), total };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Database, ProspectsTable } from '../db/schema.js';
-import { textSearch } from '../db/search.js';
+import { searchPage, textSearch } from '../db/search.js';
 import { notFound } from '../domain/errors.js';
 import { PROSPECT_STATUSES } from '../domain/enums.js';
 import { cachedCount } from './data-cache.js';
@@ -87,37 +87,40 @@ const prospectWhere =
  * descending), and the exact number of matches: from the `project:<status>` or `site:<status>`
  * counters (sql/sqlite/0003_row_counts.sql), or, with a search, counted (over the trigram matches,
  * or the scope's rows for a 1–2 character term) once per search until the data changes
- * (`cachedCount`).
+ * (`cachedCount`). A search's statements run through `searchPage` (src/db/search.ts): within the
+ * store's share for searches, off the event loop on SQLite.
  */
 export async function listProspects(db: Kysely<Database>, filter: ProspectFilter, limit: number, offset: number) {
   const where = prospectWhere(db, filter);
   const [scope, kind] = filter.siteId !== undefined ? [filter.siteId, 'site'] : [filter.projectId, 'project'];
-  const [rows, total] = await Promise.all([
-    db
-      .selectFrom('prospects')
-      .selectAll()
-      .where(where)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    filter.search
-      ? cachedCount(db, `prospects|${JSON.stringify(filter)}`, () =>
-          db
-            .selectFrom('prospects')
-            .where(where)
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .executeTakeFirstOrThrow()
-            .then((r) => Number(r.n)),
-        )
-      : countedTotal(
+  const page = db
+    .selectFrom('prospects')
+    .selectAll()
+    .where(where)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset);
+  const [rows, total] = filter.search
+    ? await searchPage(db, page, (count) =>
+        cachedCount(db, `prospects|${JSON.stringify(filter)}`, () =>
+          count(
+            db
+              .selectFrom('prospects')
+              .where(where)
+              .select((eb) => eb.fn.countAll<number>().as('n')),
+          ),
+        ),
+      )
+    : await Promise.all([
+        page.execute(),
+        countedTotal(
           db,
           'prospects',
           scope,
           keysOf(kind, filter.status !== undefined ? [filter.status] : PROSPECT_STATUSES),
         ),
-  ]);
+      ]);
   return { items: rows.map(toProspect), total };
 }
 

@@ -162,9 +162,11 @@ async function load(
       ),
     );
     const { tables, indexes, counted } = await withClient(CACHE_DATABASE, async (c) => {
+      // Generated columns (the search's folded copies) are PostgreSQL's to compute, not to copy.
       const columns = await c.query<{ table_name: string; column_name: string }>(
         `SELECT table_name, column_name FROM information_schema.columns
          WHERE table_schema = 'public' AND table_name IN (SELECT tablename FROM pg_tables WHERE schemaname = 'public')
+           AND is_generated = 'NEVER'
          ORDER BY table_name, ordinal_position`,
       );
       const byTable = new Map<string, string[]>();

@@ -42,6 +42,10 @@ const COST: Record<string, number> = {
   'limiter/installs.test.ts': 2.5,
   'fixture/reset.test.ts': 3.7,
   'store/query-plans.test.ts': 3.3,
+  // Issue #28's: single runs on a busy machine (a statement of about a second; PostgreSQL held by locks).
+  'store/search-readers.test.ts': 4,
+  'http/search-share.test.ts': 4,
+  'store/search-folded.test.ts': 2.5,
   'cli.test.ts': 3.1,
   'monitor/rules.test.ts': 2.6,
   'writes/replies.test.ts': 2.3,
@@ -101,9 +105,10 @@ const NOT_STORE_DEPENDENT = new Set([
   // A real process killed on a SQLite file; on PostgreSQL its leased reply would wait out workers.leaseMs.
   'writes/outbox-crash.test.ts',
   // They choose their store themselves (a damaged SQLite file; PostgreSQL out of reach; instances on one
-  // database; the outbox's lease on each store).
+  // database; the outbox's lease on each store; PostgreSQL's pool under searches).
   'http/storage-failure.test.ts',
   'http/postgres-failure.test.ts',
+  'http/search-share.test.ts',
   'writes/instances.test.ts',
   'writes/outbox-lease.test.ts',
   'inbox/postgres.test.ts',

@@ -327,6 +327,21 @@ async function serveChecks(label: string, server: Served): Promise<string> {
     return `${projects.length} project(s)`;
   });
 
+  // Searches run on reader threads on SQLite (a worker that loads the store's addon, or node:sqlite
+  // under Deno) and within the pool's share on PostgreSQL: short and long terms answer the same totals.
+  await check(`${label}: search`, async () => {
+    const totals: string[] = [];
+    for (const term of ['e', 'ex', 'example']) {
+      const page = await okData<{ data?: unknown[]; pagination?: { total?: number } }>(
+        'GET',
+        `/projects/${projects[0]!.id}/prospects?search=${term}&limit=1`,
+      );
+      assert(typeof page.pagination?.total === 'number', `search=${term}: no total`);
+      totals.push(`${term}: ${page.pagination.total}`);
+    }
+    return totals.join(', ');
+  });
+
   let documented = false;
   await check(`${label}: openapi`, async () => {
     const response = await fetch(`${origin}/api/public/openapi.json`);

@@ -11,9 +11,10 @@
  *   writers at once; a bulk load with the counters paused ends with the same counters, lets
  *   readers through and holds writers off;
  * - `fold()` is `foldCase` (src/db/sql-functions.ts) for every code point the server's ICU
- *   knows, and for whole strings of several scripts; the search condition of the header of
- *   sql/postgres/0001_init.sql finds exactly what `foldCase` finds, for every term length; with
- *   many rows, EXPLAIN shows it served by the trigram indexes.
+ *   knows, and for whole strings of several scripts; the search conditions of the header of
+ *   sql/postgres/0008_search_folded.sql (over the generated folded columns) find exactly what
+ *   `foldCase` finds, for every term length; with many rows, EXPLAIN shows a 3+ character term
+ *   served by the trigram indexes.
  *
  * The migrations are applied here with plain `pg`, one transaction per file, until the store's
  * migrator reads sql/postgres/.
@@ -59,23 +60,26 @@ const lit = (value: string | number | null) =>
 const escapeLike = (term: string) => term.replace(/[\\%_]/g, '\\$&');
 
 /**
- * The WHERE conditions of a search, as written in the header of sql/postgres/0001_init.sql
- * (`prospects:` and `leads:`), with `$p` bound to `'%' || fold($1) || '%'`: the test runs the
- * documented text itself.
+ * The WHERE condition of a search for `term`, as written in the header of
+ * sql/postgres/0008_search_folded.sql (its `prospects:` and `leads:` conditions, the first pair
+ * for 3+ characters and the second for 1–2), with `$1` the value to bind: the test runs the
+ * documented text itself. 3+ characters: `$p` is `'%' || fold($1) || '%'` and `$1` the term with
+ * LIKE's characters escaped; 1–2: `$f` is `fold($1)` and `$1` the term as it is.
  */
-function documentedSearchConditions(): { prospects: string; leads: string } {
-  const header = readFileSync(`${PG_DIR}0001_init.sql`, 'utf8').split('\n');
-  const condition = (label: string) => {
-    const start = header.findIndex((line) => line.startsWith(`--   ${label}:`));
-    assert.ok(start >= 0, `the header of 0001_init.sql states the ${label} condition`);
-    const parts = [header[start]!.slice(`--   ${label}:`.length)];
-    for (let i = start + 1; /^--\s{10,}\S/.test(header[i] ?? ''); i++) parts.push(header[i]!.slice(2));
-    return parts
-      .map((p) => p.trim())
-      .join(' ')
-      .replaceAll('$p', `('%' || fold($1::text) || '%')`);
-  };
-  return { prospects: condition('prospects'), leads: condition('leads') };
+function documentedSearchCondition(table: 'prospects' | 'leads', term: string): { condition: string; value: string } {
+  const header = readFileSync(`${PG_DIR}0008_search_folded.sql`, 'utf8').split('\n');
+  const short = [...term].length < 3;
+  const starts = header.flatMap((line, i) => (line.startsWith(`--   ${table}:`) ? [i] : []));
+  assert.equal(starts.length, 2, `the header of 0008_search_folded.sql states the ${table} conditions`);
+  const start = starts[short ? 1 : 0]!;
+  const parts = [header[start]!.slice(`--   ${table}:`.length)];
+  for (let i = start + 1; /^--\s{10,}\S/.test(header[i] ?? ''); i++) parts.push(header[i]!.slice(2));
+  const condition = parts
+    .map((p) => p.trim())
+    .join(' ')
+    .replaceAll('$p', `('%' || fold($1::text) || '%')`)
+    .replaceAll('$f', 'fold($1::text)');
+  return { condition, value: short ? term : escapeLike(term) };
 }
 
 describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
@@ -345,8 +349,8 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
       .map((r) => `${r.name} ${r.tbl}: ${(r.exprs as string[]).join(', ')}`)
       .sort();
     assert.deepEqual(trigram, [
-      'leads_search leads: fold(title), fold(body), fold(author_handle), fold(evidence_quote)',
-      'prospects_search prospects: fold(title), fold(domain), fold(url), fold(description)',
+      'leads_search leads: title_folded, body_folded, author_handle_folded, evidence_quote_folded',
+      'prospects_search prospects: title_folded, domain_folded, url_folded, description_folded',
     ]);
     const opclasses = await q(
       `SELECT DISTINCT opc.opcname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid, unnest(i.indclass) c
@@ -873,7 +877,6 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
   });
 
   it('finds exactly what foldCase finds with the documented condition, for every script and term length', async () => {
-    const conditions = documentedSearchConditions();
     await q(`INSERT INTO projects (id, account_id, name, created_at, updated_at) VALUES ('ps', 'a1', 'S', ${T}, ${T})`);
     await q(
       `INSERT INTO sites (id, project_id, name, domain, url, status, created_at, updated_at) VALUES ('ss', 'ps', 'S', 'd', 'u', 'active', ${T}, ${T})`,
@@ -933,12 +936,12 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
     ];
     let checked = 0;
     for (const term of terms) {
-      const found = async (table: 'prospects' | 'leads') =>
-        (
-          await q(`SELECT id FROM ${table} WHERE project_id = 'ps' AND ${conditions[table]} ORDER BY id`, [
-            escapeLike(term),
-          ])
-        ).map((r) => r.id);
+      const found = async (table: 'prospects' | 'leads') => {
+        const { condition, value } = documentedSearchCondition(table, term);
+        return (await q(`SELECT id FROM ${table} WHERE project_id = 'ps' AND ${condition} ORDER BY id`, [value])).map(
+          (r) => r.id,
+        );
+      };
       const expectedProspects = prospects
         .filter((p) => [p.title, p.domain, p.url, p.description].some((v) => contains(v, term)))
         .map((p) => p.id)
@@ -958,7 +961,6 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
 
   it('serves a 3+ character search with the trigram indexes at many rows (EXPLAIN)', async (t) => {
     const ROWS = 20_000;
-    const conditions = documentedSearchConditions();
     await q(`INSERT INTO projects (id, account_id, name, created_at, updated_at) VALUES ('pe', 'a1', 'E', ${T}, ${T})`);
     await q(
       `INSERT INTO sites (id, project_id, name, domain, url, status, created_at, updated_at) VALUES ('se', 'pe', 'S', 'd', 'u', 'active', ${T}, ${T})`,
@@ -987,9 +989,10 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
     await q('COMMIT');
     await q('ANALYZE prospects, leads');
     const plan = async (table: 'prospects' | 'leads', term: string) => {
-      const list = `SELECT * FROM ${table} WHERE project_id = 'pe' AND ${conditions[table]}
+      const { condition, value } = documentedSearchCondition(table, term);
+      const list = `SELECT * FROM ${table} WHERE project_id = 'pe' AND ${condition}
         ORDER BY ${table === 'leads' ? 'score DESC, posted_at DESC NULLS LAST, id DESC' : 'created_at DESC, id DESC'} LIMIT 25`;
-      const [row] = await q(`EXPLAIN (ANALYZE, FORMAT JSON) ${list}`, [escapeLike(term)]);
+      const [row] = await q(`EXPLAIN (ANALYZE, FORMAT JSON) ${list}`, [value]);
       const explained = row!['QUERY PLAN'][0];
       const indexes: string[] = [];
       const walk = (node: Row) => {
@@ -997,7 +1000,7 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
         for (const child of node.Plans ?? []) walk(child);
       };
       walk(explained.Plan);
-      const rows = (await q(list, [escapeLike(term)])).length;
+      const rows = (await q(list, [value])).length;
       t.diagnostic(
         `${table}, ${ROWS} rows, term ${JSON.stringify(term)}: ${rows} found, ${explained['Execution Time']} ms; ${indexes.join(', ')}`,
       );
