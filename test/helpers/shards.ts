@@ -33,6 +33,7 @@ const COST: Record<string, number> = {
   // #29's ready file, wait and orphans: single runs on a busy machine, not quiet means.
   'cli/ready.test.ts': 9,
   'cli/orphans.test.ts': 8,
+  'cli/launcher.test.ts': 4,
   'inbox/sync.test.ts': 8.8,
   'inbox/cli.test.ts': 4.3,
   'store/row-counts.test.ts': 8.1,
