@@ -11,7 +11,7 @@
  * - `bin/outreach-api.js` (a source checkout's command) runs from any directory.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -28,6 +28,7 @@ import { after, describe, it } from 'node:test';
 import { ROOT } from '../../build/bundle.js';
 import { VERSION } from '../../src/version.js';
 import { until } from '../helpers/ports.js';
+import { running, type Watched, watch } from '../helpers/processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'outreach-launcher-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -108,14 +109,8 @@ describe('bin/platform.cjs', () => {
   });
 });
 
-interface Launched {
-  child: ChildProcess;
-  output: () => string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 /** Runs the launcher with `args`, `env` added to this process's environment. */
-function launch(args: string[], env: Record<string, string>, options: { shell?: boolean } = {}): Launched {
+function launch(args: string[], env: Record<string, string>, options: { shell?: boolean } = {}): Watched {
   const child = options.shell
     ? spawn('sh', ['-c', `"${process.execPath}" "${LAUNCHER}" "$@"; echo "launcher ended $?"`, 'sh', ...args], {
         env: { ...process.env, ...env },
@@ -125,14 +120,7 @@ function launch(args: string[], env: Record<string, string>, options: { shell?: 
         env: { ...process.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  // Once its output is read too: a program the launcher left running would hold it open.
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, output: () => output, exit };
+  return watch(child);
 }
 
 /** Ends the program a launcher started, if it still runs (its pid in `pidFile`). */
@@ -141,16 +129,6 @@ function endProgram(pidFile: string): void {
     process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
   } catch {
     // Gone already, or never started.
-  }
-}
-
-/** Whether process `pid` has ended. */
-function ended(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch {
-    return true;
   }
 }
 
@@ -208,7 +186,7 @@ describe('bin/launcher.cjs', () => {
     const program = Number(readFileSync(pidFile, 'utf8'));
     try {
       launched.child.kill('SIGKILL'); // the shell: as npm's sh dies of the SIGTERM sent to npx
-      await until(() => ended(program), 'the program to stop', 3000);
+      await until(() => !running(program), 'the program to stop', 3000);
     } finally {
       endProgram(pidFile);
     }

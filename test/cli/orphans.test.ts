@@ -12,36 +12,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ROOT } from '../../build/bundle.js';
 import { cliBundle } from '../helpers/cli.js';
 import { sleep, until } from '../helpers/ports.js';
+import { readyFileOf, running, watch } from '../helpers/processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'outreach-orphans-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The ready file at `path` once it is there (`serve --ready-file`). */
-async function readyAt(path: string): Promise<{ url: string; pid: number }> {
-  await until(() => existsSync(path), `the ready file ${path}`, 30_000, 5);
-  return JSON.parse(readFileSync(path, 'utf8'));
-}
-
-/** Whether process `pid` still runs (a zombie waiting for its reaper counts as ended). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 /** `serve` on the demo data in memory, on a free port, writing its ready file to `readyFile`. */
 const serveArgs = (readyFile: string, ...more: string[]) => [
@@ -67,21 +48,21 @@ const killQuietly = (pid: number | undefined) => {
 describe('serve --exit-with-parent', () => {
   it('stops gracefully when its standard input closes', async () => {
     const path = join(dir, 'stdin.json');
-    const child = spawn(process.execPath, [await cliBundle(), ...serveArgs(path, '--exit-with-parent')], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    const server = watch(
+      spawn(process.execPath, [await cliBundle(), ...serveArgs(path, '--exit-with-parent')], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    );
+    const { child } = server;
     try {
-      await readyAt(path);
+      await readyFileOf(path, server);
       await sleep(200); // still running with its standard input open
       assert.equal(child.exitCode, null);
       const closed = performance.now();
-      child.stdin.end();
-      assert.equal(await exit, 0);
+      child.stdin!.end();
+      assert.deepEqual(await server.exit, { code: 0, signal: null });
       assert.ok(performance.now() - closed < 2000, `stopped ${performance.now() - closed} ms after stdin closed`);
-      assert.match(output, /"reason":"standard input closed".*"msg":"stopped"/);
+      assert.match(server.output(), /"reason":"standard input closed".*"msg":"stopped"/);
       assert.equal(existsSync(path), false, 'the ready file is removed as at a SIGTERM');
     } finally {
       child.kill('SIGKILL');
@@ -106,8 +87,8 @@ describe('serve --exit-with-parent', () => {
     let withFlag: number | undefined;
     let withoutFlag: number | undefined;
     try {
-      withFlag = (await readyAt(join(dir, 'with.json'))).pid;
-      withoutFlag = (await readyAt(join(dir, 'without.json'))).pid;
+      withFlag = (await readyFileOf(join(dir, 'with.json'))).pid;
+      withoutFlag = (await readyFileOf(join(dir, 'without.json'))).pid;
       parent.kill('SIGKILL');
       await until(() => !running(withFlag!), 'the server with --exit-with-parent to stop', 2000);
       assert.equal(running(withoutFlag), true, 'opt-in: the other one runs on');
@@ -122,27 +103,22 @@ describe('serve --exit-with-parent', () => {
 describe('output pipes that lost their reader', () => {
   it('a server keeps running without its output, and stops promptly on SIGTERM', async () => {
     const path = join(dir, 'pipes.json');
-    const child = spawn(process.execPath, [await cliBundle(), ...serveArgs(path)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
+    const server = watch(
+      spawn(process.execPath, [await cliBundle(), ...serveArgs(path)], { stdio: ['ignore', 'pipe', 'pipe'] }),
     );
+    const { child } = server;
     try {
       // The reader of both pipes goes away before the server writes a line, as when a test
       // runner is killed: every banner line and log line meets a closed pipe.
-      child.stdout.destroy();
-      child.stderr.destroy();
-      const ready = await Promise.race([
-        readyAt(path),
-        exit.then((ended) => assert.fail(`ended before it was ready: ${JSON.stringify(ended)}`)),
-      ]);
+      child.stdout!.destroy();
+      child.stderr!.destroy();
+      const ready = await readyFileOf(path, server);
       assert.equal((await fetch(`${ready.url}/readyz`)).status, 200);
       await sleep(200); // the banner's last line, after the demo password check
       assert.equal(child.exitCode, null, 'still running');
       const signalled = performance.now();
       child.kill('SIGTERM');
-      const ended = await Promise.race([exit, sleep(3000).then(() => 'still running 3 s after SIGTERM')]);
+      const ended = await Promise.race([server.ended, sleep(3000).then(() => 'still running 3 s after SIGTERM')]);
       assert.deepEqual(ended, { code: 0, signal: null });
       assert.ok(performance.now() - signalled < 3000);
     } finally {
@@ -160,18 +136,18 @@ describe('output pipes that lost their reader', () => {
         logger.log('info', 'second');
         process.exit(0);
       });`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
+    const logging = watch(
+      spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: ROOT,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
     );
+    const { child } = logging;
     try {
-      child.stdout.destroy();
-      child.stderr.destroy();
-      child.stdin.write('go');
-      const ended = await Promise.race([exit, sleep(10_000).then(() => 'still running 10 s later')]);
+      child.stdout!.destroy();
+      child.stderr!.destroy();
+      child.stdin!.write('go');
+      const ended = await Promise.race([logging.ended, sleep(10_000).then(() => 'still running 10 s later')]);
       assert.deepEqual(ended, { code: 0, signal: null });
     } finally {
       child.kill('SIGKILL');

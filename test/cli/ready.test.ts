@@ -10,7 +10,7 @@
  *   URL; `wait` at its timeout exits 1 with the last error (refused, 503, no file).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,33 +21,26 @@ import { DEMO_TOKEN } from '../../src/seed/demo.js';
 import { VERSION } from '../../src/version.js';
 import { cli, cliBundle } from '../helpers/cli.js';
 import { freePort, until } from '../helpers/ports.js';
+import { type Watched, watch } from '../helpers/processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'outreach-ready-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exit: Promise<number | null>;
-}
-
 /** Starts the CLI's bundle with `args` (stdout and stderr kept), in `dir`. */
-async function start(args: string[], env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, [await cliBundle(), ...args], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return { child, output: () => output, exit };
+async function start(args: string[], env: Record<string, string> = {}): Promise<Watched> {
+  return watch(
+    spawn(process.execPath, [await cliBundle(), ...args], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    }),
+  );
 }
 
-const stop = async (started: Started) => {
+/** SIGTERM, then the exit code. */
+const stop = async (started: Watched) => {
   started.child.kill('SIGTERM');
-  return started.exit;
+  return (await started.exit).code;
 };
 
 /**

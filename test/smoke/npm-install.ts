@@ -18,7 +18,7 @@
  *   under this Node and serves.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -38,6 +38,16 @@ import { PLATFORMS, packageOf } from '../../bin/platform.cjs';
 import { ROOT } from '../../build/bundle.js';
 import { NPM_DIR } from '../../build/pack.js';
 import { until } from '../helpers/ports.js';
+import { readyFileOf, running, type Watched, watch } from '../helpers/processes.js';
+
+/** What the ready file holds, with --demo and --fixture. */
+interface Ready {
+  url: string;
+  apiUrl: string;
+  adminUrl: string;
+  pid: number;
+  token: string;
+}
 
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 const MAIN = join(NPM_DIR, `outreach-api-${version}.tgz`);
@@ -90,44 +100,9 @@ function project(name: string): string {
 /** The count in npm's `added N packages` line. */
 const added = (output: string): number => Number(/added (\d+) packages?/.exec(output)?.[1] ?? Number.NaN);
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 /** `npx outreach-api ARGS` in `cwd`. */
-function npx(args: string[], cwd: string): Started {
-  const child = spawn('npx', ['outreach-api', ...args], { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, output: () => output, exit };
-}
-
-/** The ready file at `path` once it is there; fails when `started` ends first. */
-async function readyOf(
-  path: string,
-  started: Started,
-): Promise<{ url: string; apiUrl: string; adminUrl: string; pid: number; token: string }> {
-  let gone = false;
-  void started.exit.then(() => (gone = true));
-  await until(() => gone || existsSync(path), 'the ready file', 60_000, 5);
-  assert.ok(existsSync(path), `ended before it was ready:\n${started.output()}`);
-  return JSON.parse(readFileSync(path, 'utf8'));
-}
-
-/** Whether process `pid` has ended (a zombie waiting for its reaper counts as ended). */
-function ended(pid: number): boolean {
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
+const npx = (args: string[], cwd: string): Watched =>
+  watch(spawn('npx', ['outreach-api', ...args], { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] }));
 
 describe('the npm packages, installed from their tarballs', () => {
   let installed: string;
@@ -165,7 +140,7 @@ describe('the npm packages, installed from their tarballs', () => {
     const started = performance.now();
     const server = npx(['serve', '--demo', '--fixture', '--port', '0', '--ready-file', readyFile], cwd);
     try {
-      const ready = await readyOf(readyFile, server);
+      const ready = await readyFileOf<Ready>(readyFile, server, 60_000);
       assert.equal((await fetch(`${ready.url}/readyz`)).status, 200);
       t.diagnostic(
         `npx outreach-api serve --demo --fixture --port 0: ready in ${(performance.now() - started).toFixed(0)} ms`,
@@ -182,7 +157,7 @@ describe('the npm packages, installed from their tarballs', () => {
       assert.ok(existsSync(join(cwd, 'data/outreach.db')), 'its database in the working directory');
       // SIGTERM to npx: npm's shell dies of it without passing it on; the launcher stops the server.
       server.child.kill('SIGTERM');
-      await until(() => ended(ready.pid), 'the server to stop after SIGTERM to npx', 5000);
+      await until(() => !running(ready.pid), 'the server to stop after SIGTERM to npx', 5000);
     } finally {
       server.child.kill('SIGKILL');
     }
@@ -205,7 +180,7 @@ describe('the npm packages, installed from their tarballs', () => {
     const readyFile = join(dir, 'bare-ready.json');
     const server = npx(['serve', '--demo', '--db', ':memory:', '--port', '0', '--ready-file', readyFile], bare);
     try {
-      const ready = await readyOf(readyFile, server);
+      const ready = await readyFileOf<Ready>(readyFile, server, 60_000);
       assert.equal(readlinkSync(`/proc/${ready.pid}/exe`), realpathSync(process.execPath));
       assert.match(
         readFileSync(`/proc/${ready.pid}/cmdline`, 'utf8'),
