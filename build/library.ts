@@ -16,6 +16,9 @@ import { generateDtsBundle } from 'dts-bundle-generator';
 import { build } from 'esbuild';
 import { ROOT } from './bundle.js';
 
+/** How src/testing/ imports bin/platform.cjs, kept as is in the built files (dist/lib/ is as deep). */
+const PLATFORM_MODULE = '../../bin/platform.cjs';
+
 /** Each entry point: its subpath export and its source, relative to the checkout. */
 export const LIBRARIES = { testing: 'src/testing/index.ts', client: 'src/client/index.ts' } as const;
 
@@ -52,6 +55,9 @@ export async function buildLibraries(outDir: string): Promise<{ file: string; by
         format,
         legalComments: 'none',
         logLevel: 'warning',
+        // bin/platform.cjs decides which program runs the server (for the launcher too): it stays a
+        // file of its own, found at the same relative path from dist/lib/ as from src/testing/.
+        external: [PLATFORM_MODULE],
       });
       written.push(outfile);
     }

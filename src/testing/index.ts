@@ -16,7 +16,9 @@ import { join, resolve } from 'node:path';
 import createFetchClient from 'openapi-fetch';
 import { createClient, type OutreachClient } from '../client/index.js';
 import type { components, paths as AdminPaths } from './admin-openapi.js';
-import { serverCommand } from './server-command.js';
+// Which program runs the server: the package's one place that decides it (the launcher's too),
+// loaded from the installed package's bin/, never bundled (build/library.ts).
+import platform from '../../bin/platform.cjs';
 
 type Schemas = components['schemas'];
 /** One request to the public API, as the journal keeps it (`GET /__admin/requests`). */
@@ -257,7 +259,9 @@ function track(entry: { child: ChildProcess; dir: string }): void {
  */
 export async function startFixture(options: FixtureOptions = {}): Promise<Fixture> {
   checkOptions(options);
-  const { command, args } = serverCommand(process.env);
+  const found = platform.serverCommand();
+  if ('error' in found) throw new Error(`outreach-api/testing: ${found.error}`);
+  const { command, args } = found;
   const dataset = options.dataset ?? 'demo';
   const dir = await mkdtemp(join(tmpdir(), 'outreach-api-fixture-'));
   const readyFile = join(dir, 'ready.json');

@@ -72,14 +72,17 @@ const COST: Record<string, number> = {
 };
 const DEFAULT_COST = 0.5;
 
-/** Every `*.test.ts` under test/ but the benchmarks', relative to test/, sorted. */
+/**
+ * Every `*.test.ts` under test/ but the benchmarks' and test/package/'s (those need the packed
+ * tarballs: `npm run test:package`, in `npm run test:dist`), relative to test/, sorted.
+ */
 export function unitTestFiles(): string[] {
   const found: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (relative(TEST_DIR, path) !== 'bench') walk(path);
+        if (!['bench', 'package'].includes(relative(TEST_DIR, path))) walk(path);
       } else if (entry.name.endsWith('.test.ts')) found.push(relative(TEST_DIR, path));
     }
   };

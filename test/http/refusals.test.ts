@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 
-export interface RawResponse {
+interface RawResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
@@ -19,7 +19,7 @@ export interface RawResponse {
 }
 
 /** Parses the first HTTP/1.1 response in `raw` (a Content-Length body). */
-export function parseResponse(raw: string, closed: boolean): RawResponse {
+function parseResponse(raw: string, closed: boolean): RawResponse {
   const split = raw.indexOf('\r\n\r\n');
   assert.ok(split > 0, `no complete response head in ${JSON.stringify(raw.slice(0, 200))}`);
   const [statusLine, ...lines] = raw.slice(0, split).split('\r\n');
@@ -33,7 +33,7 @@ export function parseResponse(raw: string, closed: boolean): RawResponse {
 }
 
 /** Writes `bytes` to a new connection and reads until the server closes it (at most 10 s). */
-export function rawExchange(port: number, bytes: string | Buffer): Promise<RawResponse> {
+function rawExchange(port: number, bytes: string | Buffer): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
