@@ -202,7 +202,14 @@ describe('startFixture from the installed package', () => {
         'console.log(JSON.stringify({ pid: fixture.pid }));\n' +
         'setInterval(() => {}, 1000);\n',
     );
-    const caller = spawn(process.execPath, [script], { cwd: project.dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    // Its fixture's directory under a TMPDIR of this test's: nobody is left to remove it, but the
+    // server, stopping gracefully, removes its ready file.
+    const tmp = mkdtempSync(join(project.dir, 'tmp-'));
+    const caller = spawn(process.execPath, [script], {
+      cwd: project.dir,
+      env: { ...process.env, TMPDIR: tmp },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     const pid = await new Promise<number>((resolve, reject) => {
       caller.stdout.on('data', (chunk: Buffer) => {
@@ -217,6 +224,8 @@ describe('startFixture from the installed package', () => {
     const stopped = await gone(pid, 2000);
     if (!stopped) process.kill(pid, 'SIGKILL');
     assert.ok(stopped, `server ${pid} still running 2 s after its caller was killed`);
+    const [dir] = readdirSync(tmp);
+    assert.deepEqual(readdirSync(join(tmp, dir!)), [], 'it stopped gracefully: its ready file is gone');
   });
 
   it('starts several at once, each its own process, port and directory', async () => {
