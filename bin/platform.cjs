@@ -27,6 +27,8 @@ const { join } = require('node:path');
  */
 const PLATFORMS = {
   'linux-x64': { os: 'linux', cpu: 'x64', libc: 'glibc' },
+  // Cross-built on x64 (build/arm64.ts, dist/linux-arm64/outreach-api), smoked under qemu (npm run test:arm64).
+  'linux-arm64': { os: 'linux', cpu: 'arm64', libc: 'glibc' },
 };
 
 /** The environment variable that names another executable. */

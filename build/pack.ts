@@ -7,7 +7,7 @@
  *                                           JavaScript bundle (dist/outreach-api.cjs, run under
  *                                           Node where no executable fits), `outreach-api/testing`
  *                                           and `outreach-api/client` (dist/lib/); no dependency,
- *                                           every platform package optional, better-sqlite3 an
+ *                                           every platform package packed with it optional, better-sqlite3 an
  *                                           optional peer (the bundle's driver)
  *   outreach-api-<platform>-<version>.tgz   `@outreach-api/<platform>`: the single executable at
  *                                           bin/outreach-api, with `os`, `cpu` and `libc`
@@ -194,7 +194,9 @@ export function pack(argv: string[] = []): string[] {
       bin: { 'outreach-api': 'bin/launcher.cjs' },
       exports: exportsOf(),
       files: [...MAIN_FILES.filter((file) => file !== 'README.md'), ...libraries],
-      optionalDependencies: Object.fromEntries(Object.keys(PLATFORMS).map((key) => [packageOf(key), root.version])),
+      // The platform packages packed with it: a main package naming one that was skipped (no executable
+      // built here) would leave its installs without a lockfile entry for it, which `npm ci` refuses.
+      optionalDependencies: Object.fromEntries(packed.map(([key]) => [packageOf(key), root.version])),
       peerDependencies: { 'better-sqlite3': root.dependencies['better-sqlite3'] },
       peerDependenciesMeta: { 'better-sqlite3': { optional: true } },
     };

@@ -63,12 +63,12 @@ describe('bin/platform.cjs', () => {
     const unknown = await choice({ platform: 'sunos', arch: 'x64', env: {} });
     assert.deepEqual(unknown, {
       error:
-        'there is no executable for sunos-x64; there are executables for linux-x64 (glibc) only; to run it under Node instead, install the SQLite driver beside it: npm i better-sqlite3',
+        'there is no executable for sunos-x64; there are executables for linux-x64 (glibc), linux-arm64 (glibc) only; to run it under Node instead, install the SQLite driver beside it: npm i better-sqlite3',
     });
     const missing = await choice({ platform: 'linux', arch: 'x64', env: {} });
     assert.match(
       (missing as { error: string }).error,
-      /^the package @outreach-api\/linux-x64 is not installed \(an install with --omit=optional, or a C library other than glibc\); there are executables for linux-x64 \(glibc\) only; .*npm i better-sqlite3$/,
+      /^the package @outreach-api\/linux-x64 is not installed \(an install with --omit=optional, or a C library other than glibc\); there are executables for linux-x64 \(glibc\), linux-arm64 \(glibc\) only; .*npm i better-sqlite3$/,
     );
   });
 
