@@ -1,13 +1,13 @@
 /**
- * The layer rule (README "Development"): arrows point down only,
- * cli → server → http/routes/web → workers → repos → db; domain/ is used by every layer and imports
+ * The layer rule (docs/development.md "The map"): arrows point down only,
+ * cli → server/app → routes/web/fixture → http → workers → repos → db; domain/ is used by every layer and imports
  * none of them; providers/ import only domain/, config and the logger. No exceptions: a
  * back-edge or a cycle fails `npm run lint`.
  */
 const layer = (name, from, mayNotImport) => ({
   name,
   severity: 'error',
-  comment: `${name}: this import points up the layers (cli → server → http/routes → workers → repos → db)`,
+  comment: `${name}: this import points up the layers (cli → server/app → routes/web/fixture → http → workers → repos → db)`,
   from: { path: from },
   to: { path: mayNotImport },
 });
@@ -45,18 +45,33 @@ module.exports = {
     layer(
       'db-knows-no-resource',
       '^src/db/',
-      '^src/(repos|workers|http|routes|web|import|seed|cli|providers|schemas)/|^src/server\\.ts$',
+      '^src/(repos|workers|http|routes|web|fixture|import|seed|cli|providers|schemas)/|^src/(server|app)\\.ts$',
     ),
-    layer('repos-below-workers', '^src/repos/', '^src/(workers|http|routes|web|import|seed|cli)/|^src/server\\.ts$'),
-    layer('workers-below-http', '^src/workers/', '^src/(http|routes|web|import|seed|cli)/|^src/server\\.ts$'),
-    // web/: the settings area's pages (decisions.md §18), at the level of http/ and routes/.
-    layer('http-below-server', '^src/(http|routes|web)/', '^src/(import|seed|cli)/|^src/server\\.ts$'),
+    layer(
+      'repos-below-workers',
+      '^src/repos/',
+      '^src/(workers|http|routes|web|fixture|import|seed|cli)/|^src/(server|app)\\.ts$',
+    ),
+    layer(
+      'workers-below-http',
+      '^src/workers/',
+      '^src/(http|routes|web|fixture|import|seed|cli)/|^src/(server|app)\\.ts$',
+    ),
+    // The app is assembled above its parts (src/app.ts): the pipeline knows none of them, they plug
+    // into it (AppParts, PageArea, FixtureHooks in src/http/).
+    layer('http-below-its-parts', '^src/http/', '^src/(routes|web|fixture)/|^src/(server|app)\\.ts$'),
+    // routes/ (the API), web/ (the settings area's pages, decisions.md §18) and fixture/ (the admin
+    // API, §14) stand side by side over http/: none imports another.
+    layer('routes-web-fixture-apart', '^src/routes/', '^src/(web|fixture)/'),
+    layer('routes-web-fixture-apart', '^src/web/', '^src/(routes|fixture)/'),
+    layer('routes-web-fixture-apart', '^src/fixture/', '^src/(routes|web)/'),
+    layer('parts-below-server', '^src/(routes|web|fixture)/', '^src/(import|seed|cli)/|^src/(server|app)\\.ts$'),
     layer(
       'import-and-seed-below-server',
       '^src/(import|seed)/',
-      '^src/(workers|http|routes|web|cli)/|^src/server\\.ts$',
+      '^src/(workers|http|routes|web|fixture|cli)/|^src/(server|app)\\.ts$',
     ),
-    layer('server-below-cli', '^src/server\\.ts$', '^src/cli/'),
+    layer('server-below-cli', '^src/(server|app)\\.ts$', '^src/cli/'),
     layer('limiter-imports-only-domain', '^src/limiter/', '^src/(?!limiter/|domain/)'),
     // outreach-api/testing and outreach-api/client (issue #29): shipped as built files on their own,
     // they reach the server only by starting it and over HTTP, and carry no dependency but openapi-fetch

@@ -4,12 +4,12 @@
  */
 import { systemClock, type Clock } from './domain/clock.js';
 import type { ScryptQueue } from './domain/passwords.js';
+import { assembleApp, type App } from './app.js';
 import { storeLocation, type Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
 import { startBackgroundCheckpoints } from './db/checkpointer.js';
 import { migrate } from './db/migrate.js';
 import { createFixture, type Fixture } from './fixture/index.js';
-import { createApp, type App } from './http/app.js';
 import { listen, type Listener } from './http/listen.js';
 import { settlesWithin } from './http/shutdown.js';
 import { openLimiter, perInstanceLimitNotice, type RedisLimiterEvents } from './limiter/index.js';
@@ -126,7 +126,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   if (fixture)
     for (const worker of [workers.outbox, workers.discovery, workers.purge, workers.monitor, workers.inbox])
       worker.runInside((pass) => fixture.gate.run(pass));
-  const app = createApp({
+  const app = assembleApp({
     config,
     store,
     clock,

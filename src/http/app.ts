@@ -1,36 +1,33 @@
 /**
- * `createApp(deps)` builds the whole HTTP application: the request pipeline of decisions.md §3
- * (request id → auth → rate limit → per-route scope → validation → handler) and every resource's
- * routes under `/api/public/v1`, plus the generated OpenAPI 3.1 document at
- * `/api/public/openapi.json`. Every response, errors included, is the JSON envelope.
+ * `createApp(input, parts)` builds the HTTP application around the parts it is given (assembled
+ * by `src/app.ts`): the request pipeline of decisions.md §3 (request id → auth → rate limit →
+ * per-route scope → validation → handler), the public API's routes under `/api/public/v1`, the
+ * generated OpenAPI 3.1 document at `/api/public/openapi.json`, the operator's endpoints, the
+ * reference page, and, when given, an area of pages (the settings area) and the fixture's admin
+ * API. Every response of the API, errors included, is the JSON envelope. This module knows none
+ * of the parts: they plug in through `AppParts`, `PageArea` and `FixtureHooks` (./context.ts).
  */
-import { OpenAPIHono, type Hook } from '@hono/zod-openapi';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import { TAGS, registerRoutes } from '../routes/index.js';
 import { RESPONSE_HEADERS } from '../schemas/common.js';
 import { clientReader } from './client.js';
-import type { AppDeps, AppEnv } from './context.js';
+import type { AppDeps, AppEnv, PageArea } from './context.js';
 import { storeFailureOf } from '../db/failures.js';
 import { ShareFullError } from '../db/share.js';
 import { DomainError, validationError } from '../domain/errors.js';
 import { ApiError, errorBody } from './errors.js';
 import { bearerAuth } from './middleware/auth.js';
 import { describeError } from './refusals.js';
-import { NUL_MESSAGE, nulPaths } from './nul.js';
 import { observe } from './middleware/observe.js';
 import { registerDocsRoutes } from './docs.js';
 import { registerOperatorRoutes } from './operator.js';
+import { API_BASE, OPENAPI_PATH } from './paths.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
 import { Shutdown } from './shutdown.js';
-import { settingsArea } from '../web/index.js';
-
-export const API_BASE = '/api/public/v1';
-export const OPENAPI_PATH = '/api/public/openapi.json';
-
-const TARGET_NAMES: Record<string, string> = { json: 'body', param: 'path', query: 'query', header: 'header' };
+import { validationHook } from './validation.js';
 
 export interface App {
   /** The Hono application; `app.fetch` serves requests. */
@@ -43,28 +40,21 @@ export interface App {
   deps: AppDeps;
 }
 
-/**
- * decisions.md §4: a request that fails its route's schemas is 422 VALIDATION_ERROR with one
- * `{ path, message }` per problem; so is one whose validated path, query, headers or body hold a
- * NUL character anywhere (`nulPaths`: no store may be given one, issue #28).
- */
-export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
-  const target = TARGET_NAMES[result.target] ?? result.target;
-  if (result.success) {
-    const found = nulPaths(result.data, target);
-    if (found.length > 0) throw validationError(found.map((path) => ({ path, message: NUL_MESSAGE })));
-    return;
-  }
-  throw validationError(
-    result.error.issues.map((issue) => ({
-      path: [target, ...issue.path.map(String)].join('.'),
-      message: issue.message,
-    })),
-  );
-};
+/** What the app is built around, above the pipeline: given by `src/app.ts`. */
+export interface AppParts {
+  /** Registers every operation of the public API on the API's own app (served under `API_BASE`). */
+  registerRoutes(api: OpenAPIHono<AppEnv>, deps: AppDeps): void;
+  /** The OpenAPI tags of those operations, each with what it groups, in the document's order. */
+  tags: { name: string; description: string }[];
+  /** Builds an area of pages over the app's dependencies (the settings area); absent: none. */
+  pages?(deps: AppDeps): PageArea;
+}
 
-/** `input.limiter` is the one `startServer` opened (src/limiter/); without it, nothing is limited. */
-export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
+/**
+ * Builds the app over `input` (`input.limiter` is the one `startServer` opened, src/limiter/;
+ * without it, nothing is limited) and around `parts`.
+ */
+export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>, parts: AppParts): App {
   const deps: AppDeps = {
     ...input,
     shutdown: new Shutdown(),
@@ -79,11 +69,11 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
   });
   for (const [name, header] of Object.entries(RESPONSE_HEADERS))
     api.openAPIRegistry.registerComponent('headers', name, header);
-  registerRoutes(api, deps);
+  parts.registerRoutes(api, deps);
 
-  // The settings area (decisions.md §18): pages, not the API; its failures are pages too.
-  const settings = deps.config.settings.enabled ? settingsArea(deps) : undefined;
-  const inSettings = (c: Context) => settings?.owns(c.req.path) === true;
+  // An area of pages (the settings area, decisions.md §18), not the API: its failures are pages too.
+  const pages = parts.pages?.(deps);
+  const inPages = (c: Context) => pages?.owns(c.req.path) === true;
 
   const app = new OpenAPIHono<AppEnv>();
   app.use('*', observe(deps));
@@ -94,8 +84,8 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
     methodNotAllowed({
       app,
       onMethodNotAllowed: (c, methods) => {
-        if (inSettings(c))
-          return settings!.errorResponse(c, 405, 'This page does not take that kind of request.', {
+        if (inPages(c))
+          return pages!.errorResponse(c, 405, 'This page does not take that kind of request.', {
             Allow: methods.join(', '),
           });
         throw new ApiError('METHOD_NOT_ALLOWED', `Method not allowed; allowed: ${methods.join(', ')}`, undefined, {
@@ -110,46 +100,75 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
   if (deps.limiter) app.use(`${API_BASE}/*`, rateLimit(deps.limiter));
   app.route(API_BASE, api);
 
-  const buildDocument = () =>
-    api.getOpenAPI31Document({
-      openapi: '3.1.0',
-      info: {
-        title: 'Scoped Outreach, Prospecting and Backlink REST API',
-        version: '1.0.0',
-        description:
-          'Token-scoped JSON API over a link-building and outreach workspace. Every response is the envelope ' +
-          '`{ ok, data }` or `{ ok: false, error: { code, message, details? } }`. Served by outreach-api.',
-        // OpenAPI 3.1's SPDX `identifier` (as package.json); the generator's type predates it.
-        license: { name: 'MIT', identifier: 'MIT' } as { name: string },
-        contact: { name: 'The operator of this outreach-api server' },
-      },
-      tags: TAGS,
-      servers: [{ url: API_BASE }],
-      security: [{ bearerAuth: [] }],
-    }) as unknown as Record<string, unknown>;
-  let built: { document: Record<string, unknown>; body: string } | undefined;
-  const openapi = () => {
-    if (!built) {
-      const document = buildDocument();
-      built = { document, body: JSON.stringify(document) };
-    }
-    return built;
-  };
+  const openapi = servedDocument(api, parts.tags);
   app.get(OPENAPI_PATH, (c) => c.body(openapi().body, 200, { 'Content-Type': 'application/json' }));
   registerOperatorRoutes(app, deps);
   registerDocsRoutes(app);
-  if (settings) app.route('/', settings.app);
+  pages?.mount(app);
   deps.fixture?.mount(app, deps);
 
   // Returned, not thrown: methodNotAllowed turns this 404 into a 405 when another method matches.
   app.notFound((c) =>
-    inSettings(c)
-      ? settings!.errorResponse(c, 404, 'There is no such page.')
+    inPages(c)
+      ? pages!.errorResponse(c, 404, 'There is no such page.')
       : c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404),
   );
-  // A store that cannot serve (down, or a statement out of time) is no fault of the request: 503.
-  const retryAfter = String(Math.max(1, Math.ceil(deps.config.db.statementTimeoutMs / 1000)));
+  const answerAsApi = failureAnswer(deps);
   app.onError((error, c) => {
+    const apiError = answerAsApi(error, c);
+    // A failure before the area's own handlers (shutting down, say) is still answered as a page.
+    if (inPages(c)) return pages!.errorResponse(c, apiError.status, apiError.message, apiError.headers);
+    for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
+    return c.json(errorBody(apiError), apiError.status);
+  });
+  return {
+    app,
+    get openapi() {
+      return openapi().document;
+    },
+    deps,
+  };
+}
+
+/**
+ * The public API's OpenAPI 3.1 document and its JSON text, built on the first call (about 120 ms)
+ * and kept.
+ */
+function servedDocument(api: OpenAPIHono<AppEnv>, tags: AppParts['tags']) {
+  let built: { document: Record<string, unknown>; body: string } | undefined;
+  return () => {
+    if (!built) {
+      const document = api.getOpenAPI31Document({
+        openapi: '3.1.0',
+        info: {
+          title: 'Scoped Outreach, Prospecting and Backlink REST API',
+          version: '1.0.0',
+          description:
+            'Token-scoped JSON API over a link-building and outreach workspace. Every response is the envelope ' +
+            '`{ ok, data }` or `{ ok: false, error: { code, message, details? } }`. Served by outreach-api.',
+          // OpenAPI 3.1's SPDX `identifier` (as package.json); the generator's type predates it.
+          license: { name: 'MIT', identifier: 'MIT' } as { name: string },
+          contact: { name: 'The operator of this outreach-api server' },
+        },
+        tags,
+        servers: [{ url: API_BASE }],
+        security: [{ bearerAuth: [] }],
+      }) as unknown as Record<string, unknown>;
+      built = { document, body: JSON.stringify(document) };
+    }
+    return built;
+  };
+}
+
+/**
+ * What the app answers for anything thrown while serving a request, logged as it must be: a store
+ * that cannot serve (down, or a statement out of time) is no fault of the request, 503 with
+ * `Retry-After`; an unexpected failure is a bare 500, its message and stack in the log only.
+ * Sets the context's `errorCode` for the access log.
+ */
+function failureAnswer(deps: AppDeps): (error: unknown, c: Context<AppEnv>) => ApiError {
+  const retryAfter = String(Math.max(1, Math.ceil(deps.config.db.statementTimeoutMs / 1000)));
+  return (error, c) => {
     const failure = storeFailureOf(error);
     if (failure)
       deps.logger.log('warn', 'the database could not serve a request', {
@@ -178,17 +197,7 @@ export function createApp(input: Omit<AppDeps, 'shutdown' | 'clientOf'>): App {
         code: (error as { code?: unknown }).code,
       });
     }
-    // A failure before the area's own handlers (shutting down, say) is still answered as a page.
-    if (inSettings(c)) return settings!.errorResponse(c, apiError.status, apiError.message, apiError.headers);
-    for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
-    return c.json(errorBody(apiError), apiError.status);
-  });
-  return {
-    app,
-    get openapi() {
-      return openapi().document;
-    },
-    deps,
+    return apiError;
   };
 }
 

@@ -3,7 +3,7 @@
  * the per-request variables set by the middleware.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { Clock } from '../domain/clock.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/connection.js';
@@ -61,6 +61,21 @@ export interface FixtureHooks {
   inject(deps: AppDeps): MiddlewareHandler<AppEnv>;
   /** Mounts the admin API under `/__admin`, with its own OpenAPI document. */
   mount(app: OpenAPIHono<AppEnv>, deps: AppDeps): void;
+}
+
+/**
+ * Where an area of server-rendered pages plugs into the app (the settings area, built by
+ * `src/web/`, decisions.md §18): its own Hono app, and its failures answered as pages rather than
+ * in the API's envelope, those met before its own handlers too (no route, a method not allowed,
+ * shutting down).
+ */
+export interface PageArea {
+  /** Mounts the pages on `app`, on their full paths. */
+  mount(app: Hono<AppEnv>): void;
+  /** Whether `path` is the area's (so its failures are answered as pages). */
+  owns(path: string): boolean;
+  /** A failure of the area as a page with the area's headers. */
+  errorResponse(c: Context, status: number, message: string, headers?: Record<string, string>): Promise<Response>;
 }
 
 /** The authenticated caller (set by the auth middleware). */

@@ -2,7 +2,7 @@
  * The NUL character (U+0000) in input, refused on every surface and every store (issue #28 item
  * 5). PostgreSQL cannot hold it in text (a statement given one fails), so a NUL that reached the
  * database answered 500 there and 200 on SQLite; no field of the contract has a use for it. The
- * API refuses it in its validation step (`validationHook`, src/http/app.ts: 422
+ * API refuses it in its validation step (`validationHook`, src/http/validation.ts: 422
  * `VALIDATION_ERROR`, one detail per field, decisions.md §3 step 4 and §4); the settings area in
  * its pipeline (path and query) and its form reader (400 pages, src/web/).
  */

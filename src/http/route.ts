@@ -4,6 +4,7 @@
  */
 import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
+import { API_BASE } from './paths.js';
 
 /**
  * The template of the endpoint that served the request, as the router holds it: the whole path,
@@ -18,4 +19,4 @@ export function routeTemplate(c: Context): string | null {
 }
 
 /** An example of the form, for documentation and messages. */
-export const ROUTE_TEMPLATE_EXAMPLE = '/api/public/v1/projects/:projectId/backlinks';
+export const ROUTE_TEMPLATE_EXAMPLE = `${API_BASE}/projects/:projectId/backlinks`;

@@ -23,7 +23,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { csrf } from 'hono/csrf';
 import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
-import type { AppDeps } from '../http/context.js';
+import type { AppDeps, PageArea } from '../http/context.js';
 import { nulPaths } from '../http/nul.js';
 import { describeError } from '../http/refusals.js';
 import { registerApiAccess } from './api-access.js';
@@ -35,18 +35,6 @@ import { registerRevoke } from './revoke.js';
 import { requireSession, type SettingsEnv } from './session.js';
 import { registerSignIn } from './sign-in.js';
 
-export interface SettingsArea {
-  /** The pages, on their full paths: mount with `app.route('/', area.app)`. */
-  app: Hono<SettingsEnv>;
-  /** Whether `path` is the area's (so its failures are answered as pages). */
-  owns(path: string): boolean;
-  /**
-   * A failure of the area as a page with the area's headers, for failures met before the area's
-   * own handlers (no route, a method not allowed, shutting down).
-   */
-  errorResponse(c: Context, status: number, message: string, headers?: Record<string, string>): Promise<Response>;
-}
-
 const FORGED =
   'This form was refused: it was sent from another site (its Origin is not this one). Nothing was changed.';
 
@@ -57,8 +45,8 @@ function failureOf(error: unknown): { status: number; message: string } {
   return { status: 500, message: 'Something went wrong on the server. Try again; if it goes on, tell its operator.' };
 }
 
-/** Builds the area over the app's dependencies. */
-export function settingsArea(deps: AppDeps): SettingsArea {
+/** Builds the area over the app's dependencies; it plugs into the app as a `PageArea` (src/app.ts). */
+export function settingsArea(deps: AppDeps): PageArea {
   const app = new Hono<SettingsEnv>();
   const noStore: MiddlewareHandler = async (c, next) => {
     await next();
@@ -133,7 +121,9 @@ export function settingsArea(deps: AppDeps): SettingsArea {
   });
 
   return {
-    app,
+    mount: (parent) => {
+      parent.route('/', app);
+    },
     owns: (path) => path === SETTINGS_BASE || path.startsWith(`${SETTINGS_BASE}/`),
     errorResponse,
   };

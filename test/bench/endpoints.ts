@@ -9,7 +9,7 @@ import type { PoolClient, QueryResult } from 'pg';
 import { systemClock } from '../../src/domain/clock.js';
 import type { Config } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/connection.js';
-import { createApp } from '../../src/http/app.js';
+import { assembleApp } from '../../src/app.js';
 import { silentLogger } from '../../src/logger.js';
 import { createProviders } from '../../src/providers/index.js';
 import { BENCH_PROJECT_ID, BENCH_SITES, BENCH_TOKEN, LEAD_SEARCH, PROSPECT_SEARCH } from './generate.js';
@@ -226,7 +226,7 @@ export async function capture(dbPath: string, config: Config, list: Endpoint[]):
   const store = await openStore(dbPath);
   try {
     const recorder = recordStatements(store);
-    const { app } = createApp({
+    const { app } = assembleApp({
       config,
       store,
       clock: systemClock,

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { systemClock } from '../../src/domain/clock.js';
-import { createApp } from '../../src/http/app.js';
+import { assembleApp } from '../../src/app.js';
 import { silentLogger } from '../../src/logger.js';
 import { createProviders } from '../../src/providers/index.js';
 
@@ -11,7 +11,7 @@ export async function servedDocument(): Promise<Record<string, any>> {
   const config = loadConfig(undefined, {}, { db: ':memory:' });
   const store = await openStore(':memory:');
   await migrate(store);
-  const { openapi } = createApp({
+  const { openapi } = assembleApp({
     config,
     store,
     clock: systemClock,
