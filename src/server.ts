@@ -7,7 +7,7 @@ import type { ScryptQueue } from './domain/passwords.js';
 import { assembleApp, type App } from './app.js';
 import { storeLocation, type Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
-import { startBackgroundCheckpoints } from './db/checkpointer.js';
+import { startBackgroundCheckpoints } from './db/sqlite/checkpointer.js';
 import { migrate } from './db/migrate.js';
 import { createFixture, type Fixture } from './fixture/index.js';
 import { listen, type Listener } from './http/listen.js';

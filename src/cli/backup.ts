@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { storeLocation, type Config } from '../config.js';
 import { type CliIo, printer } from './io.js';
-import { backupTo } from '../db/backup.js';
+import { backupTo } from '../db/sqlite/backup.js';
 import { describeLocation, isPostgresUrl } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
 import { openStoreOf } from '../server.js';

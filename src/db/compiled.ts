@@ -6,7 +6,7 @@
  * cost about as much as running a small page query).
  *
  * On SQLite a compiled statement runs at once from the prepared-statement cache when the
- * connection is free or held by the transaction it is given (`./sqlite.ts`); otherwise, and on
+ * connection is free or held by the transaction it is given (`./sqlite/store.ts`); otherwise, and on
  * PostgreSQL, it runs through kysely's own execution.
  *
  * Values that differ per call are named with `param(name)` while building the query; every

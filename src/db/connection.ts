@@ -1,10 +1,10 @@
 /**
  * Opening the store: the one entry point (`openStore`) for every command and the server. The
- * store's shape and its transactions are in `./store.ts`; SQLite's connection in `./sqlite.ts`.
+ * store's shape and its transactions are in `./store.ts`; SQLite's connection in `./sqlite/store.ts`.
  */
 import { isPostgresUrl } from './location.js';
-import { openPostgresStore } from './postgres.js';
-import { openSqliteStore } from './sqlite.js';
+import { openPostgresStore } from './postgres/store.js';
+import { openSqliteStore } from './sqlite/store.js';
 import type { OpenOptions, Store } from './store.js';
 
 export type { OpenOptions, Store, TracedQuery } from './store.js';

@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import type { SqliteHandle } from './sqlite-handle.js';
+import type { SqliteHandle } from './sqlite/handle.js';
 import { ADVISORY_LOCKS } from './locks.js';
 import type { PostgresStore, Store } from './store.js';
 

@@ -6,7 +6,7 @@
 import { type Kysely, sql } from 'kysely';
 import { loadMigrations } from './migrate.js';
 import type { Database } from './schema.js';
-import type { SqliteHandle } from './sqlite-handle.js';
+import type { SqliteHandle } from './sqlite/handle.js';
 import { dialectOf, sqliteOf } from './store.js';
 
 /** The tables whose list totals come from `row_counts`. */

@@ -16,11 +16,11 @@
  *
  * A search's statements (its page and its count) go through `searchPage`: in one turn of the
  * store's share for searches (`./share.ts`), on SQLite on a reader thread, off the event loop
- * (`./sqlite-readers.ts`).
+ * (`./sqlite/readers.ts`).
  */
 import { type Compilable, type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from './schema.js';
-import { foldCase } from './sql-functions.js';
+import { foldCase } from './sqlite/functions.js';
 import { dialectOf, longReaderOf } from './store.js';
 
 /** Shortest term a trigram index can answer; shorter terms test every row of the scope. */

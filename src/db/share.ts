@@ -1,7 +1,7 @@
 /**
  * A bounded share of a store for statements that may read many rows: searches (issue #28). At
  * most `size` of them run at once (PostgreSQL: connections of the pool, so the rest of the pool
- * always serves cheap requests; SQLite: reader threads, `./sqlite-readers.ts`); one more waits
+ * always serves cheap requests; SQLite: reader threads, `./sqlite/readers.ts`); one more waits
  * its turn, first come first served, for up to `waitMs`, then is refused with `ShareFullError`,
  * which the HTTP layer answers 503 `SERVICE_UNAVAILABLE` with `Retry-After` (src/http/app.ts).
  */

@@ -7,7 +7,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
-import type { SqliteHandle } from './sqlite-handle.js';
+import type { SqliteHandle } from './sqlite/handle.js';
 
 /** A statement run through `Store.db`, as `traceQueries` reports it. */
 export interface TracedQuery {
@@ -62,7 +62,7 @@ interface StoreBase {
   readonly health: StoreHealth;
   /**
    * Whether requests wait for the store's connections: PostgreSQL's pool saturated (see
-   * `./postgres.ts`), for `/readyz`. Always false on SQLite (one connection, taken in turn).
+   * `./postgres/store.ts`), for `/readyz`. Always false on SQLite (one connection, taken in turn).
    */
   saturated(): boolean;
   close(): Promise<void>;
@@ -73,7 +73,7 @@ export interface StoreHealth {
   downSince: number | null;
 }
 
-/** A SQLite file (or `:memory:`) on one connection: see `./sqlite.ts`. */
+/** A SQLite file (or `:memory:`) on one connection: see `./sqlite/store.ts`. */
 export interface SqliteStore extends StoreBase {
   readonly dialect: 'sqlite';
   /** Path of the database file (or ':memory:'). */
@@ -94,7 +94,7 @@ export interface SqliteStore extends StoreBase {
   checkFile(): Promise<void>;
 }
 
-/** A PostgreSQL database through a pool of connections: see `./postgres.ts`. */
+/** A PostgreSQL database through a pool of connections: see `./postgres/store.ts`. */
 export interface PostgresStore extends StoreBase {
   readonly dialect: 'postgres';
   /** The pool, for `db/`'s PostgreSQL-only pieces. */

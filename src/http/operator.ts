@@ -23,7 +23,7 @@ export const METRICS_PATH = '/metrics';
 
 /** Why the service is not ready, or null when it is. */
 async function notReadyReason(deps: AppDeps): Promise<string | null> {
-  // Said before anything waits for a connection itself (src/db/postgres.ts, issue #28).
+  // Said before anything waits for a connection itself (src/db/postgres/store.ts, issue #28).
   if (deps.store.saturated()) return 'every database connection is in use and requests wait for one';
   if (!(await checkStore(deps.store))) return 'the database cannot be reached or read';
   try {

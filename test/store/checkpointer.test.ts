@@ -1,5 +1,5 @@
 /**
- * WAL checkpoints run in a worker thread (src/db/checkpointer.ts): the store's own connection no
+ * WAL checkpoints run in a worker thread (src/db/sqlite/checkpointer.ts): the store's own connection no
  * longer checkpoints inside a commit, and the pages written still reach the database file.
  */
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startBackgroundCheckpoints } from '../../src/db/checkpointer.js';
+import { startBackgroundCheckpoints } from '../../src/db/sqlite/checkpointer.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import type { Logger } from '../../src/logger.js';
 import { sqliteStore } from '../helpers/stores.js';

@@ -10,7 +10,7 @@
  *   of inserts, moves, no-op updates, upserts, deletes and cascades, and stay exact with several
  *   writers at once; a bulk load with the counters paused ends with the same counters, lets
  *   readers through and holds writers off;
- * - `fold()` is `foldCase` (src/db/sql-functions.ts) for every code point the server's ICU
+ * - `fold()` is `foldCase` (src/db/sqlite/functions.ts) for every code point the server's ICU
  *   knows, and for whole strings of several scripts; the search conditions of the header of
  *   sql/postgres/0008_search_folded.sql (over the generated folded columns) find exactly what
  *   `foldCase` finds, for every term length; with many rows, EXPLAIN shows a 3+ character term
@@ -26,7 +26,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { loadMigrations, migrate, readMigrationDir } from '../../src/db/migrate.js';
-import { foldCase } from '../../src/db/sql-functions.js';
+import { foldCase } from '../../src/db/sqlite/functions.js';
 import { COUNTED_TABLES } from '../../src/db/row-counters.js';
 import { ENUM_CHECKS } from '../helpers/check-lists.js';
 import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';

@@ -1,5 +1,5 @@
 /**
- * SQLite's searches on reader threads (issue #28 item 2; src/db/sqlite-readers.ts): a search's
+ * SQLite's searches on reader threads (issue #28 item 2; src/db/sqlite/readers.ts): a search's
  * statements run on a worker thread's own read-only connection, so however long one takes, the
  * event loop serves every other request meanwhile.
  * - While a search turn runs a statement that takes a while (counting to 8 million, about a

@@ -6,7 +6,7 @@
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { SqliteStore } from './store.js';
+import type { SqliteStore } from '../store.js';
 
 export interface BackupResult {
   /** Size of the copy, bytes. */

@@ -17,9 +17,9 @@
  * checkpoint stays on there). If the worker fails, the automatic checkpoint is turned back on.
  */
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../logger.js';
-import type { Store } from './connection.js';
-import { addonFile } from './sqlite-addon.js';
+import type { Logger } from '../../logger.js';
+import type { Store } from '../connection.js';
+import { addonFile } from './addon.js';
 
 /** The automatic checkpoint threshold SQLite uses by default (pages), restored when the worker stops or fails. */
 const DEFAULT_AUTOCHECKPOINT = 1000;

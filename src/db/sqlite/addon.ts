@@ -1,11 +1,11 @@
 /**
  * Where a worker thread finds the better-sqlite3 addon the store's own connection uses: the WAL
- * checkpointer (`./checkpointer.ts`) and the search readers (`./sqlite-readers.ts`) load it
+ * checkpointer (`./checkpointer.ts`) and the search readers (`./readers.ts`) load it
  * again there, with `process.dlopen`, so they need no JavaScript file on disk (the single
  * executable has none).
  */
 import { createRequire } from 'node:module';
-import { addonFileOf } from '../native.js';
+import { addonFileOf } from '../../native.js';
 
 /** Whether this runs under Deno (SQLite is then `node:sqlite`, which a worker opens by itself). */
 export const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';

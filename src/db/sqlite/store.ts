@@ -25,7 +25,7 @@ import {
   SqliteDialect,
   type SqliteDatabase,
 } from 'kysely';
-import { noteStoreFailure } from './failures.js';
+import { noteStoreFailure } from '../failures.js';
 import {
   type DirectResult,
   type DirectRunner,
@@ -36,13 +36,13 @@ import {
   registerDb,
   resetSignal,
   type SqliteStore,
-} from './store.js';
-import type { Database } from './schema.js';
-import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
-import { registerSqlFunctions } from './sql-functions.js';
-import { SHARE_DEFAULTS } from './share.js';
-import { isDeno } from './sqlite-addon.js';
-import { openSqliteReaders } from './sqlite-readers.js';
+} from '../store.js';
+import type { Database } from '../schema.js';
+import type { SqliteHandle, SqliteStatement } from './handle.js';
+import { registerSqlFunctions } from './functions.js';
+import { SHARE_DEFAULTS } from '../share.js';
+import { isDeno } from './addon.js';
+import { openSqliteReaders } from './readers.js';
 
 type CachedStatement = SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
 
@@ -250,7 +250,7 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
   // Inside a transaction, which holds the connection: always at once.
   const held: DirectRunner = { sqlite, run: (sql, parameters) => statements.run(sql, parameters) };
 
-  // Searches on reader threads, off the event loop (./sqlite-readers.ts); inline without them.
+  // Searches on reader threads, off the event loop (./readers.ts); inline without them.
   const readers = openSqliteReaders(path, {
     size: options.searchConnections ?? SHARE_DEFAULTS.sqliteSize,
     waitMs: options.searchWaitMs ?? SHARE_DEFAULTS.waitMs,

@@ -20,8 +20,8 @@
  * them (the FTS index is then equal in what it finds, not byte for byte). Writes by another
  * connection (another process) are not seen. Memory: one copy of the data.
  */
-import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
-import type { SqliteStore } from './store.js';
+import type { SqliteHandle, SqliteStatement } from './handle.js';
+import type { SqliteStore } from '../store.js';
 
 const SNAPSHOT = 'fixture_snapshot';
 

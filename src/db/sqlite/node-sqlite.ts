@@ -5,7 +5,7 @@
  * as an object whose keys are given without their `@`/`:`/`$` prefix, as better-sqlite3 does.
  */
 import { createRequire } from 'node:module';
-import type { SqliteHandle, SqliteStatement } from './sqlite-handle.js';
+import type { SqliteHandle, SqliteStatement } from './handle.js';
 
 interface NodeStatement {
   all(...params: unknown[]): unknown[];

@@ -1,6 +1,6 @@
 /**
  * SQLite's searches off the event loop (issue #28). The store's one connection runs every
- * statement synchronously on the event loop (`./sqlite.ts`), so a statement that reads many rows
+ * statement synchronously on the event loop (`./store.ts`), so a statement that reads many rows
  * holds every other request for as long as it runs: even over stored folded text, counting the
  * matches of a 1–2 character term over 200,000 prospects takes a few hundred milliseconds, and a
  * frequent trigram (`com`) as long. Searches run instead on reader threads: each a worker with a
@@ -20,8 +20,8 @@
  *   at the next search.
  */
 import { Worker } from 'node:worker_threads';
-import { Share } from './share.js';
-import { addonFile, isDeno } from './sqlite-addon.js';
+import { Share } from '../share.js';
+import { addonFile, isDeno } from './addon.js';
 
 /**
  * The reader: CommonJS source run with `eval`. One statement at a time: `{ sql, parameters }` in,

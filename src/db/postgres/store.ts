@@ -23,11 +23,11 @@
  */
 import { Kysely, type LogEvent, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { describeLocation } from './location.js';
-import { noteStoreFailure, storeFailureOf } from './failures.js';
-import type { Database } from './schema.js';
-import { SHARE_DEFAULTS, Share } from './share.js';
-import { type LongReader, type PostgresOptions, type PostgresStore, registerDb, resetSignal } from './store.js';
+import { describeLocation } from '../location.js';
+import { noteStoreFailure, storeFailureOf } from '../failures.js';
+import type { Database } from '../schema.js';
+import { SHARE_DEFAULTS, Share } from '../share.js';
+import { type LongReader, type PostgresOptions, type PostgresStore, registerDb, resetSignal } from '../store.js';
 
 /** `int8` (counts) and `numeric` (sums) as numbers; every other type as `pg` parses it. */
 const types = {

@@ -3,7 +3,7 @@
  * `node:sqlite` adapter alike). SQLite-only, like FTS5 and the triggers: a second dialect would
  * replace this module and nothing above it.
  */
-import type { SqliteHandle } from './sqlite-handle.js';
+import type { SqliteHandle } from './handle.js';
 
 /**
  * The case folding of substring search (decisions.md §5): every character mapped to its Unicode
