@@ -280,6 +280,11 @@ const ConfigKeys = z.strictObject({
       /** Connecting, the greeting and each wait for the server's answer, ms. */
       timeoutMs: ms.default(30000),
       /**
+       * The longest one message may take to read (parse, and its HTML turned into text), ms; one
+       * that takes longer is skipped as unreadable and never read again (docs/security.md).
+       */
+      parseTimeoutMs: ms.default(10000),
+      /**
        * Email connection id → its mailbox. In the environment (`OUTREACH_API_INBOX_CONNECTIONS`),
        * the same map as a JSON object.
        */

@@ -28,7 +28,7 @@ export const MAX_STORED_URL_CHARS = 2048;
 const MAX_READ_CHARS = 64 * 1024;
 
 /** The first `max` characters of `text`, not splitting a surrogate pair. */
-function cut(text: string, max: number): string {
+export function cut(text: string, max: number): string {
   if (text.length <= max) return text;
   const code = text.charCodeAt(max - 1);
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);

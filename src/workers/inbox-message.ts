@@ -11,7 +11,11 @@
  * expressions that could backtrack.
  */
 import { createHash } from 'node:crypto';
-import type { AddressObject, HeaderValue, ParsedMail, StructuredHeader } from 'mailparser';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { AddressObject, HeaderValue, StructuredHeader } from 'mailparser';
+import { cut } from '../providers/bounded-html.js';
+import { htmlText } from './inbox-html.js';
 
 /** One recipient of a delivery status notification (RFC 3464 §2.3). */
 export interface DeliveryRecipient {
@@ -67,10 +71,17 @@ export class UnreadableMessage extends Error {
 const MAX_PART_CHARS = 64 * 1024;
 /** References ids kept (the last ones: the newest messages of the conversation). */
 export const MAX_REFERENCES = 100;
-/** HTML longer than this (characters) is not turned into text: its message gets an empty body. */
-const MAX_HTML_CHARS = 2 * 1024 * 1024;
 /** The largest header block of one MIME part, bytes. */
 const MAX_HEAD_BYTES = 256 * 1024;
+/** Characters of a message's text that are kept (its stored `body`). */
+export const MAX_BODY_CHARS = 64 * 1024;
+/**
+ * Characters of a message's `Subject` that are kept: RFC 5322's line limit (998), which the
+ * subject of a reply to it keeps too.
+ */
+export const MAX_SUBJECT_CHARS = 998;
+/** Bytes of a message's source handed to the parser at a time. */
+const SOURCE_SLICE_BYTES = 16 * 1024;
 
 /** The `<…>` ids in `text`, in order (an id without brackets, alone in the value, is bracketed). */
 export function messageIds(text: string): string[] {
@@ -172,53 +183,138 @@ function deliveryReport(attachments: { contentType: string; content: Buffer }[])
   return { recipients, originalMessageId };
 }
 
+/** A part of a message that mailparser hands over as an attachment. */
+interface MessageAttachment {
+  type: 'attachment';
+  contentType: string;
+  content: Readable;
+  release: (() => void) | null;
+}
+
+/** What mailparser's `MailParser` stream gives: its attachments, then the text of the message. */
+type MessageItem = MessageAttachment | { type: 'text'; text?: string; html?: string };
+
+/** The parts a delivery status notification is read from (`deliveryReport`). */
+const REPORT_PARTS = new Set([
+  'message/delivery-status',
+  'message/global-delivery-status',
+  'message/rfc822',
+  'text/rfc822-headers',
+  'message/global-headers',
+]);
+
+/** Yields `source` in slices of `SOURCE_SLICE_BYTES`. */
+function* slices(source: Buffer): Generator<Buffer> {
+  for (let at = 0; at < source.length; at += SOURCE_SLICE_BYTES) yield source.subarray(at, at + SOURCE_SLICE_BYTES);
+}
+
 /**
- * Parses an RFC 5322 message (at most `inbox.maxBytes`, which the caller checked).
- * @throws UnreadableMessage when mailparser refuses it or it has no `From` address.
+ * Reads what `parser` gives: the text and HTML of the message, and the first `MAX_PART_CHARS`
+ * bytes of each part a report is read from (others are read and dropped).
  */
-export async function parseMessage(source: Buffer | string): Promise<InboundMessage> {
+async function readParts(items: AsyncIterable<MessageItem>, out: ReadParts): Promise<void> {
+  for await (const item of items) {
+    if (item.type === 'text') {
+      out.text = item.text ?? '';
+      out.html = item.html ?? '';
+      continue;
+    }
+    // An error mailparser emits on a part after the read was abandoned has a listener.
+    item.content.on('error', () => {});
+    const kept: Buffer[] | null = REPORT_PARTS.has(item.contentType.toLowerCase()) ? [] : null;
+    let bytes = 0;
+    for await (const chunk of item.content as AsyncIterable<Buffer>) {
+      if (kept && bytes < MAX_PART_CHARS) kept.push(chunk.subarray(0, MAX_PART_CHARS - bytes));
+      bytes += chunk.length;
+    }
+    item.release?.();
+    if (kept) out.attachments.push({ contentType: item.contentType, content: Buffer.concat(kept) });
+  }
+}
+
+interface ReadParts {
+  text: string;
+  html: string;
+  attachments: { contentType: string; content: Buffer }[];
+}
+
+/**
+ * Parses an RFC 5322 message (at most `inbox.maxBytes`, which the caller checked) within
+ * `timeoutMs` (`inbox.parseTimeoutMs`), without holding the event loop: mailparser reads it as a
+ * stream fed `SOURCE_SLICE_BYTES` at a time (its splitter yields every 16 KiB), turns no HTML into
+ * text itself, and keeps only the text, the HTML and the parts a report is read from; the HTML,
+ * when there is no text, becomes text through `htmlText` (at most `MAX_HTML_CHARS` of it, in
+ * slices). The body is at most `MAX_BODY_CHARS`, the subject at most `MAX_SUBJECT_CHARS`.
+ * @throws UnreadableMessage when mailparser refuses it, it has no `From` address, or it was not
+ * read within `timeoutMs`.
+ */
+export async function parseMessage(source: Buffer | string, timeoutMs: number): Promise<InboundMessage> {
   // Loaded at the first message, not at start (about 30-50 ms of every process's start otherwise).
-  const { simpleParser } = await import('mailparser');
-  let mail: ParsedMail;
+  const { MailParser } = await import('mailparser');
+  const signal = AbortSignal.timeout(timeoutMs);
+  const late = () => new UnreadableMessage(`the message was not read within inbox.parseTimeoutMs (${timeoutMs} ms)`);
+  const parser = new MailParser({
+    keepDeliveryStatus: true,
+    ignoreEmbedded: true,
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    skipImageLinks: true,
+    checksumAlgo: false,
+    maxHeadSize: MAX_HEAD_BYTES,
+  });
+  // mailparser may still emit an error after the read was abandoned (the deadline): never uncaught.
+  parser.on('error', () => {});
+  const parts: ReadParts = { text: '', html: '', attachments: [] };
   try {
-    mail = await simpleParser(source, {
-      keepDeliveryStatus: true,
-      ignoreEmbedded: true,
-      skipTextToHtml: true,
-      skipTextLinks: true,
-      skipImageLinks: true,
-      checksumAlgo: false,
-      maxHtmlLengthToParse: MAX_HTML_CHARS,
-      maxHeadSize: MAX_HEAD_BYTES,
-    });
+    await pipeline(
+      Readable.from(slices(typeof source === 'string' ? Buffer.from(source) : source)),
+      // Typed as a stream of bytes: it reads bytes and gives `MessageItem`s.
+      parser as unknown as NodeJS.ReadWriteStream,
+      (items: AsyncIterable<unknown>) => readParts(items as AsyncIterable<MessageItem>, parts),
+      { signal },
+    );
   } catch (error) {
+    if (signal.aborted) throw late();
     throw new UnreadableMessage(`the message could not be parsed: ${(error as Error).message}`.slice(0, 200));
   }
-  const from = addresses(mail.from)[0];
+  const mailHeaders = parser.headers || new Map<string, HeaderValue>();
+  const from = addresses(mailHeaders.get('from') as AddressObject | undefined)[0];
   if (!from) throw new UnreadableMessage('the message has no From address');
   const headers = new Map<string, string>();
-  for (const [name, value] of mail.headers) headers.set(name, headerText(value));
-  const dateLine = mail.headerLines.find((h) => h.key === 'date')?.line ?? '';
+  for (const [name, value] of mailHeaders) headers.set(name, headerText(value));
+  const dateLine = (parser.headerLines || []).find((h) => h.key === 'date')?.line ?? '';
   const dateHeader = dateLine.slice(dateLine.indexOf(':') + 1).trim();
   const date = dateHeader ? Date.parse(dateHeader) : Number.NaN;
-  const contentType = mail.headers.get('content-type') as StructuredHeader | undefined;
+  const contentType = mailHeaders.get('content-type') as StructuredHeader | undefined;
   const isReport =
     contentType?.value === 'multipart/report' &&
     (contentType.params?.['report-type'] ?? '').toLowerCase() === 'delivery-status';
-  const references = Array.isArray(mail.references) ? mail.references.join(' ') : (mail.references ?? '');
+  const referencesHeader = mailHeaders.get('references') as string | string[] | undefined;
+  const references = Array.isArray(referencesHeader) ? referencesHeader.join(' ') : (referencesHeader ?? '');
+  const subject = mailHeaders.get('subject') as string | undefined;
+  let body = parts.text.trim();
+  if (!body && parts.html) {
+    try {
+      body = await htmlText(parts.html, MAX_BODY_CHARS, signal);
+    } catch (error) {
+      if (signal.aborted) throw late();
+      throw error;
+    }
+  }
   return {
-    messageId: mail.messageId ? (messageIds(mail.messageId)[0] ?? null) : null,
-    inReplyTo: messageIds(mail.inReplyTo ?? ''),
+    messageId: messageIds(headerText(mailHeaders.get('message-id')))[0] ?? null,
+    inReplyTo: messageIds(headerText(mailHeaders.get('in-reply-to'))),
     references: messageIds(references).slice(-MAX_REFERENCES),
     from,
-    to: addresses(mail.to),
-    cc: addresses(mail.cc),
-    subject: mail.subject ?? null,
-    body: (mail.text ?? '').trim(),
+    to: addresses(mailHeaders.get('to') as AddressObject | AddressObject[] | undefined),
+    cc: addresses(mailHeaders.get('cc') as AddressObject | AddressObject[] | undefined),
+    subject: subject === undefined ? null : cut(subject, MAX_SUBJECT_CHARS),
+    body: cut(body, MAX_BODY_CHARS).trimEnd(),
     date: Number.isNaN(date) ? null : date,
     dateHeader,
     headers,
-    report: isReport ? deliveryReport(mail.attachments) : null,
+    report: isReport ? deliveryReport(parts.attachments) : null,
   };
 }
 

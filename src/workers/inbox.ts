@@ -330,59 +330,79 @@ async function readMailbox(
   if (parts.length === 0) parts.push([]);
   for (const [index, batch] of parts.entries()) {
     const decided = new Map<number, Decision>();
+    /** Decided and not yet recorded, in the order decided. */
+    let pending: Decision[] = [];
+    const decideAs = (uid: number, decision: Decision) => {
+      decided.set(uid, decision);
+      pending.push(decision);
+    };
     const skip = (uid: number, reason: string) => {
-      decided.set(uid, { result: 'skipped', threadId: null, messageId: null, classification: null, reason });
+      decideAs(uid, { result: 'skipped', threadId: null, messageId: null, classification: null, reason });
       logger.log('warn', 'an inbound message was skipped', { connectionId: connection.id, uid, reason });
+    };
+    /** The batch's messages up to `lastUid`: each decided, in UID order, up to the first that failed. */
+    let cursor = 0;
+    const advance = () => {
+      for (; !blocked && cursor < batch.length; cursor++) {
+        const decision = decided.get(batch[cursor]!.uid);
+        if (!decision) return;
+        if (decision.result === 'error') blocked = true;
+        else lastUid = batch[cursor]!.uid;
+      }
+    };
+    /** Records what is pending with the mailbox's position, in one transaction, and counts it. */
+    const record = async () => {
+      advance();
+      const ordered = pending;
+      pending = [];
+      const writes = ordered.flatMap((d) => (d.write ? [d.write] : []));
+      const stored = await recordInboxBatch(store.db, writes, isoAt(clock.now()), {
+        connectionId: connection.id,
+        mailbox,
+        uidValidity: status.uidValidity,
+        lastUid,
+        holder,
+        leaseUntil: isoAt(clock.now() + leaseMs(config)),
+      });
+      for (const decision of settle(ordered, stored)) {
+        summary.fetched++;
+        summary[RESULT_FIELD[decision.result]]++;
+        metrics?.inboxMessages.inc({ result: decision.result });
+        if (decision.result === 'unmatched')
+          logger.log('debug', 'an inbound message matched no thread', { connectionId: connection.id });
+        options.onMessage?.(connection.id, decision.result);
+      }
     };
     for (const entry of batch)
       if (entry.size > config.inbox.maxBytes) skip(entry.uid, `over inbox.maxBytes (${entry.size} bytes)`);
     const wanted = batch.filter((e) => e.size <= config.inbox.maxBytes).map((e) => e.uid);
     for await (const fetched of session.fetch(wanted)) {
-      if (fetched.source.length > config.inbox.maxBytes) {
+      if (fetched.source.length > config.inbox.maxBytes)
         skip(fetched.uid, `over inbox.maxBytes (${fetched.source.length} bytes)`);
-        continue;
-      }
-      try {
-        const message = await parseMessage(fetched.source);
-        const receivedAt = batch.find((entry) => entry.uid === fetched.uid)?.internalDate ?? null;
-        decided.set(fetched.uid, await decide({ ...deps, db: store.db }, message, connection.siteId, receivedAt));
-      } catch (error) {
-        if (error instanceof UnreadableMessage) {
-          skip(fetched.uid, error.message);
-          continue;
+      else
+        try {
+          const message = await parseMessage(fetched.source, config.inbox.parseTimeoutMs);
+          const receivedAt = batch.find((entry) => entry.uid === fetched.uid)?.internalDate ?? null;
+          decideAs(fetched.uid, await decide({ ...deps, db: store.db }, message, connection.siteId, receivedAt));
+        } catch (error) {
+          if (error instanceof UnreadableMessage) skip(fetched.uid, error.message);
+          else {
+            decideAs(fetched.uid, { result: 'error', threadId: null, messageId: null, classification: null });
+            logger.log('error', 'an inbound message could not be handled; it is read again next pass', {
+              connectionId: connection.id,
+              uid: fetched.uid,
+              error: messageOf(error),
+            });
+          }
         }
-        decided.set(fetched.uid, { result: 'error', threadId: null, messageId: null, classification: null });
-        logger.log('error', 'an inbound message could not be handled; it is read again next pass', {
-          connectionId: connection.id,
-          uid: fetched.uid,
-          error: messageOf(error),
-        });
-      }
+      // Each message is recorded as soon as it is decided, with the position it leaves the
+      // mailbox at: a pass stopped at any point (a crash, kill -9) reads none of them again.
+      await record();
     }
-    for (const entry of batch) {
-      if (!decided.has(entry.uid)) skip(entry.uid, 'no longer in the mailbox');
-      if (decided.get(entry.uid)!.result === 'error') blocked = true;
-      if (!blocked) lastUid = entry.uid;
-    }
+    for (const entry of batch) if (!decided.has(entry.uid)) skip(entry.uid, 'no longer in the mailbox');
+    advance();
     if (!blocked && index === parts.length - 1) lastUid = Math.max(lastUid, status.uidNext - 1);
-    const ordered = batch.map((entry) => decided.get(entry.uid)!);
-    const writes = ordered.flatMap((d) => (d.write ? [d.write] : []));
-    const stored = await recordInboxBatch(store.db, writes, isoAt(clock.now()), {
-      connectionId: connection.id,
-      mailbox,
-      uidValidity: status.uidValidity,
-      lastUid,
-      holder,
-      leaseUntil: isoAt(clock.now() + leaseMs(config)),
-    });
-    for (const decision of settle(ordered, stored)) {
-      summary.fetched++;
-      summary[RESULT_FIELD[decision.result]]++;
-      metrics?.inboxMessages.inc({ result: decision.result });
-      if (decision.result === 'unmatched')
-        logger.log('debug', 'an inbound message matched no thread', { connectionId: connection.id });
-      options.onMessage?.(connection.id, decision.result);
-    }
+    await record();
     if (options.signal?.aborted) break;
   }
 }

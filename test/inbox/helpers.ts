@@ -17,6 +17,8 @@
 import type { ImportDocument } from '../../src/import/index.js';
 import type { Logger } from '../../src/logger.js';
 import { runInboxPass, type ConnectionSummary, type InboxPassOptions } from '../../src/workers/inbox.js';
+import { parseMessage } from '../../src/workers/inbox-message.js';
+import { loadConfig } from '../../src/config.js';
 import { account, contact, project, prospect, site, thread } from '../helpers/fixture.js';
 import type { TestDovecot } from '../helpers/dovecot.js';
 import { startTestServer, type HarnessOptions, type TestServer } from '../helpers/harness.js';
@@ -321,3 +323,6 @@ export function recordingLogger(): Logger & { lines: string[] } {
   const lines: string[] = [];
   return { lines, log: (level, message, fields) => lines.push(JSON.stringify({ level, message, ...fields })) };
 }
+
+/** Reads `source` as the sync does, within the default `inbox.parseTimeoutMs`. */
+export const read = (source: string | Buffer) => parseMessage(source, loadConfig(undefined, {}).inbox.parseTimeoutMs);

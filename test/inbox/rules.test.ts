@@ -13,7 +13,6 @@ import {
   inboundIdentity,
   messageIds,
   messageOfFields,
-  parseMessage,
   UnreadableMessage,
 } from '../../src/workers/inbox-message.js';
 import { localPart } from '../../src/workers/inbox-record.js';
@@ -27,11 +26,11 @@ import {
   threadChanges,
   wordsOf,
 } from '../../src/workers/inbox-rules.js';
-import { dsn, mail, outboxId } from './helpers.js';
+import { dsn, mail, outboxId, read } from './helpers.js';
 
 describe('reading a message', () => {
   it('takes the ids, addresses, decoded subject, text and Date of a plain reply', async () => {
-    const message = await parseMessage(
+    const message = await read(
       mail({
         from: '"Ana Author" <Ana@Blog.example>',
         to: 'Mia <me@trailgear.example>, team@trailgear.example',
@@ -55,11 +54,11 @@ describe('reading a message', () => {
   });
 
   it('decodes base64 and quoted-printable bodies in their charsets, and turns an HTML-only message into text', async () => {
-    const base64 = await parseMessage(
+    const base64 = await read(
       mail({ transferEncoding: 'base64', body: Buffer.from('Grüße aus Köln — gern!', 'utf8').toString('base64') }),
     );
     assert.equal(base64.body, 'Grüße aus Köln — gern!');
-    const latin1 = await parseMessage(
+    const latin1 = await read(
       mail({
         contentType: 'text/plain; charset=iso-8859-1',
         transferEncoding: 'quoted-printable',
@@ -67,14 +66,14 @@ describe('reading a message', () => {
       }),
     );
     assert.equal(latin1.body, 'Déjà vu, très bien.');
-    const html = await parseMessage(
+    const html = await read(
       mail({
         contentType: 'text/html; charset=utf-8',
         body: '<div>Hello <i>there</i></div><ul><li>one</li><li>two</li></ul>',
       }),
     );
     assert.equal(html.body, 'Hello there\n * one\n * two');
-    const alternative = await parseMessage(
+    const alternative = await read(
       [
         'From: ana@blog.example',
         'Subject: both',
@@ -96,7 +95,7 @@ describe('reading a message', () => {
   });
 
   it('reads a delivery status notification: each recipient’s action and status, and the original’s Message-ID from either part', async () => {
-    const headers = await parseMessage(
+    const headers = await read(
       dsn({ original: outboxId('msg_9'), recipient: 'Gone@Blog.example', action: 'failed', status: '5.1.1' }),
     );
     assert.deepEqual(headers.report, {
@@ -104,7 +103,7 @@ describe('reading a message', () => {
       originalMessageId: '<msg_9@trailgear.example>',
     });
     assert.equal(headers.body, 'This is the mail system. Your message to Gone@Blog.example could not be delivered.');
-    const whole = await parseMessage(
+    const whole = await read(
       dsn({
         original: outboxId('msg_8'),
         recipient: 'x@blog.example',
@@ -116,7 +115,7 @@ describe('reading a message', () => {
     assert.equal(whole.report!.originalMessageId, '<msg_8@trailgear.example>');
     assert.equal(deliveryOutcome(whole.report!), 'delayed');
     // A multipart/report of another kind (a read receipt) is no delivery status notification.
-    const receipt = await parseMessage(
+    const receipt = await read(
       [
         'From: ana@blog.example',
         'Subject: Read: idea',
@@ -134,9 +133,9 @@ describe('reading a message', () => {
   });
 
   it('refuses a message without a From address, and keeps a bad Date out', async () => {
-    await assert.rejects(parseMessage('just some words\r\n'), UnreadableMessage);
-    await assert.rejects(parseMessage(mail({ from: 'undisclosed-recipients:;' })), UnreadableMessage);
-    const badDate = await parseMessage(mail({ date: null, headers: { Date: 'the day after tomorrow' } }));
+    await assert.rejects(read('just some words\r\n'), UnreadableMessage);
+    await assert.rejects(read(mail({ from: 'undisclosed-recipients:;' })), UnreadableMessage);
+    const badDate = await read(mail({ date: null, headers: { Date: 'the day after tomorrow' } }));
     assert.equal(badDate.date, null);
   });
 
@@ -190,7 +189,7 @@ describe('classifying a message', () => {
 
   it('tells an out-of-office from another automatic reply by its subject or first lines', async () => {
     const kind = async (parts: Parameters<typeof mail>[0]) =>
-      classifyByHeaders(await parseMessage(mail({ headers: { 'Auto-Submitted': 'auto-replied' }, ...parts }))).kind;
+      classifyByHeaders(await read(mail({ headers: { 'Auto-Submitted': 'auto-replied' }, ...parts }))).kind;
     assert.equal(await kind({ subject: 'Out of Office: Ana' }), 'out_of_office');
     assert.equal(
       await kind({ subject: 'Automatic reply', body: 'Hello,\nI am on holiday until 12 November.' }),
@@ -208,7 +207,7 @@ describe('classifying a message', () => {
 
   it('classifies a notification by its recipients’ actions: failed (or 5.x.x) is a bounce; delays and successes are not stored', async () => {
     const report = (action: 'failed' | 'delayed' | 'delivered', status: string) =>
-      parseMessage(dsn({ original: outboxId('m'), recipient: 'a@b.example', action, status }));
+      read(dsn({ original: outboxId('m'), recipient: 'a@b.example', action, status }));
     assert.deepEqual(classifyByHeaders(await report('failed', '5.1.1')), { kind: 'bounce' });
     assert.deepEqual(classifyByHeaders(await report('delayed', '4.4.7')), {
       kind: 'notStored',

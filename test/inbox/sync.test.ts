@@ -12,7 +12,6 @@ import { after, before, describe, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
 import { openStore } from '../../src/db/connection.js';
 import { runInboxPass } from '../../src/workers/inbox.js';
-import { parseMessage } from '../../src/workers/inbox-message.js';
 import { startSmtp } from '../writes/helpers.js';
 import { startDovecot, type TestDovecot } from '../helpers/dovecot.js';
 import type { TestServer } from '../helpers/harness.js';
@@ -30,6 +29,7 @@ import {
   mail,
   outboxId,
   pass,
+  read,
   recordingLogger,
   row,
   rows,
@@ -548,7 +548,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       assert.equal(sent.status, 202);
       await t.server.workers.outbox.drain();
       assert.equal(smtp.received.length, 1);
-      const delivered = await parseMessage(smtp.received[0]!.raw);
+      const delivered = await read(smtp.received[0]!.raw);
       const queued = await row(
         t,
         "SELECT id FROM thread_messages WHERE thread_id = 'thr_cat' AND direction = 'outbound'",
@@ -628,7 +628,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     ]);
   });
 
-  it('reads a batch again next pass when recording it failed, and stores nothing of it', async () => {
+  it('keeps each message recorded before a write failed, and reads the failed one again next pass', async () => {
     const t = await server({ user: 'box16', two: false });
     const at = { receivedAt: t.clock.now() };
     dovecot.deliver('box16', mail({ messageId: '<fine@blog.example>', from: ANA }), at);
@@ -641,10 +641,15 @@ describe('the inbox sync against Dovecot', { skip }, () => {
       'disk full',
     );
     const failed = summaryOf(await pass(t));
-    assert.deepEqual([failed.status, failed.error, failed.fetched], ['error', 'the store failed', 0]);
-    assert.equal((await storedAs(t, '<fine@blog.example>')).length, 0, 'the batch rolled back whole');
-    assert.equal((await row(t, 'SELECT count(*) AS n FROM inbox_mailboxes')).n, 0);
+    assert.deepEqual(
+      [failed.status, failed.error, failed.fetched, failed.matched],
+      ['error', 'the store failed', 1, 1],
+    );
+    assert.equal((await storedAs(t, '<fine@blog.example>')).length, 1, 'recorded with its position');
+    assert.equal((await storedAs(t, '<fails@blog.example>')).length, 0, 'its transaction rolled back');
+    assert.equal((await row(t, 'SELECT last_uid FROM inbox_mailboxes')).last_uid, 1, 'the position after the first');
     await allow();
-    assert.equal(summaryOf(await pass(t)).matched, 2);
+    const again = summaryOf(await pass(t));
+    assert.deepEqual([again.fetched, again.matched, again.duplicates], [1, 1, 0], 'only the failed one read again');
   });
 });
