@@ -15,6 +15,11 @@
  * A message whose own Message-ID is one the outbox sent (our message come back, e.g. a copy to
  * ourselves) is skipped.
  *
+ * A bounce makes the contact `bounced`, and a reply that asks to hear no more makes it
+ * `suppressed`, only when the message answers one we sent (rule 1 or 2): anyone can write a
+ * `From` or a report that names a contact, and only who received our message knows its id. Found
+ * by rule 3 alone, such a message is stored and classified, and the contact stays as it was.
+ *
  * Stored once per thread by its identity (`inboundIdentity`): one already stored is a
  * `duplicate` before anything is asked of the model, and the unique index catches the copy
  * another writer stored meanwhile.
@@ -122,10 +127,9 @@ export async function decide(
   );
   if (message.messageId && outbound.has(localPart(message.messageId)))
     return { result: 'skipped', ...none, reason: 'a message the outbox sent' };
-  const thread =
-    (original ? outbound.get(localPart(original)) : undefined) ??
-    firstThread(replyIds, outbound) ??
-    (await latestThreadOfContactEmail(deps.db, message.from, siteId));
+  // Rules 1 and 2: the message answers one we sent (its report's original, or an id it replies to).
+  const answered = (original ? outbound.get(localPart(original)) : undefined) ?? firstThread(replyIds, outbound);
+  const thread = answered ?? (await latestThreadOfContactEmail(deps.db, message.from, siteId));
   if (!thread) return { result: 'unmatched', ...none, reason: 'no thread of this sender or conversation' };
 
   const identity = inboundIdentity(message);
@@ -135,12 +139,14 @@ export async function decide(
   const text = ownText(message.body);
   const classification: ThreadClassification =
     byHeaders.kind === 'human' ? await classifyHuman(deps, message, text) : byHeaders.kind;
+  // Only a message that answers one we sent changes the contact: a forged From, or a report
+  // that names a contact but no message of ours, is stored in the thread and changes nothing of it.
   let contact: InboundWrite['contact'];
-  if (classification === 'bounce') {
+  if (answered && classification === 'bounce') {
     const failed = failedRecipients(message.report!);
     if (failed.length === 0 || failed.includes(thread.contactEmail.toLowerCase()))
       contact = { id: thread.contactId, change: { status: 'bounced' } };
-  } else if (classification === 'not_interested' && asksToStop(text))
+  } else if (answered && classification === 'not_interested' && asksToStop(text))
     contact = { id: thread.contactId, change: { status: 'suppressed', reason: SUPPRESSION_REASON } };
   const id = newId('msg');
   const changes = threadChanges(classification);

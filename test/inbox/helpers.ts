@@ -38,8 +38,8 @@ export const BOB = 'bob';
 /** The password of every Dovecot user of the tests but bob. */
 export const PASSWORD = 'me-imap-secret';
 export const BOB_PASSWORD = 'bob-imap-secret';
-/** Spare mailboxes, one per test, so that no test reads another's messages: `box1` … `box16`. */
-export const BOXES = Array.from({ length: 16 }, (_, i) => `box${i + 1}`);
+/** Spare mailboxes, one per test, so that no test reads another's messages: `box1` … `box24`. */
+export const BOXES = Array.from({ length: 24 }, (_, i) => `box${i + 1}`);
 /** Dovecot users and their passwords (the server reads them from `PASSWORD_ENV`'s variables). */
 export const USERS: Record<string, string> = {
   [ME]: PASSWORD,
@@ -243,6 +243,8 @@ export function dsn(options: {
   status: string;
   embed?: 'headers' | 'message';
   messageId?: string;
+  /** Its `From`; default the reporting server's MAILER-DAEMON. */
+  from?: string;
 }): string {
   const boundary = `report-${++counter}`;
   const originalHeaders = [
@@ -256,7 +258,7 @@ export function dsn(options: {
       ? `Content-Type: message/rfc822\r\n\r\n${originalHeaders}\r\n\r\nWould you be interested?\r\n`
       : `Content-Type: text/rfc822-headers\r\n\r\n${originalHeaders}\r\n`;
   return [
-    'From: Mail Delivery System <MAILER-DAEMON@mx.blog.example>',
+    `From: ${options.from ?? 'Mail Delivery System <MAILER-DAEMON@mx.blog.example>'}`,
     `To: me@${SENDER_DOMAIN}`,
     'Subject: Undelivered Mail Returned to Sender',
     `Date: ${new Date('2026-11-01T12:00:00.000Z').toUTCString()}`,

@@ -230,6 +230,84 @@ describe('the inbox sync against Dovecot', { skip }, () => {
     );
   });
 
+  it('changes a contact only for a message that answers one we sent: a forged From or a report naming it changes nothing', async () => {
+    const t = await server({ user: 'box17' });
+    const at = { receivedAt: t.clock.now() };
+    // A bounce "from" r1 about a message we never sent: rule 3 finds r1's thread by its From.
+    dovecot.deliver(
+      'box17',
+      dsn({
+        from: 'r1@rows.example',
+        original: '<never-sent@elsewhere.example>',
+        recipient: 'r1@rows.example',
+        action: 'failed',
+        status: '5.1.1',
+        messageId: '<forged-bounce@x.example>',
+      }),
+      at,
+    );
+    // The same from the mail server, naming r2, its original none of ours: unmatched.
+    dovecot.deliver(
+      'box17',
+      dsn({
+        original: '<never-sent@elsewhere.example>',
+        recipient: 'r2@rows.example',
+        action: 'failed',
+        status: '5.1.1',
+        messageId: '<stray-bounce@x.example>',
+      }),
+      at,
+    );
+    // "Unsubscribe" with r3's From and nothing of ours in its headers.
+    const stop = 'Please unsubscribe me.';
+    dovecot.deliver('box17', mail({ from: 'r3@rows.example', messageId: '<forged-stop@x.example>', body: stop }), at);
+    // The same words answering our message to r4, from whoever holds it: the contact is suppressed.
+    dovecot.deliver(
+      'box17',
+      mail({
+        from: 'assistant@rows.example',
+        inReplyTo: outboxId('msg_out_r4'),
+        messageId: '<stop@x.example>',
+        body: stop,
+      }),
+      at,
+    );
+    // A bounce whose References name our message to r5 (its original's headers left out).
+    dovecot.deliver(
+      'box17',
+      mail({
+        from: 'MAILER-DAEMON@mx.rows.example',
+        references: outboxId('msg_out_r5'),
+        messageId: '<bounce-r5@x.example>',
+        contentType: 'multipart/report; report-type=delivery-status; boundary="r"',
+        body: [
+          '--r',
+          'Content-Type: message/delivery-status',
+          '',
+          'Reporting-MTA: dns; mx.rows.example',
+          '',
+          'Final-Recipient: rfc822; r5@rows.example',
+          'Action: failed',
+          'Status: 5.1.1',
+          '--r--',
+        ].join('\n'),
+      }),
+      at,
+    );
+    const summary = summaryOf(await pass(t));
+    assert.deepEqual([summary.fetched, summary.matched, summary.bounces, summary.unmatched], [5, 2, 2, 1]);
+    const state = async (r: string) => ({
+      contact: (await row(t, 'SELECT status FROM contacts WHERE id = ?', `con_${r}`)).status,
+      ...(await row(t, 'SELECT classification, inbound_count FROM threads WHERE id = ?', `thr_${r}`)),
+    });
+    const stored = (classification: string, contact = 'active') => ({ contact, classification, inbound_count: 1 });
+    assert.deepEqual(await state('r1'), stored('bounce'), 'stored, the contact unchanged');
+    assert.deepEqual(await state('r2'), { contact: 'active', classification: 'unclassified', inbound_count: 0 });
+    assert.deepEqual(await state('r3'), stored('not_interested'));
+    assert.deepEqual(await state('r4'), stored('not_interested', 'suppressed'));
+    assert.deepEqual(await state('r5'), stored('bounce', 'bounced'));
+  });
+
   it('stores a message once: twice in the mailbox, on a second pass, after a crash lost the position, from a second mailbox', async () => {
     const t = await server({ user: 'box3' });
     const at = { receivedAt: t.clock.now() };

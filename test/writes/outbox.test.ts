@@ -58,6 +58,8 @@ describe('the outbox worker', () => {
       threadWithSubjects('thr_latest', ['Old subject', 'New subject']),
       threadWithSubjects('thr_latest_null', ['Kept subject', null]),
       threadWithSubjects('thr_no_subject', [null]),
+      // An inbound subject as long as a header may be (256 KiB), its last character two UTF-16 units.
+      threadWithSubjects('thr_long', [`${'x'.repeat(993)}\u{1F600}${'y'.repeat(256 * 1024)}`]),
     );
     t = await startWriteServer({
       fixture,
@@ -120,7 +122,7 @@ describe('the outbox worker', () => {
         .executeTakeFirstOrThrow()
     ).last_error;
 
-  it("gives a reply Re: and the thread's latest subject, trimmed and never doubled, or Re: and the prospect's title", async () => {
+  it("gives a reply Re: and the thread's latest subject, trimmed and never doubled, or Re: and the prospect's title; at most 998 characters", async () => {
     const expected: Record<string, string> = {
       thr_inner_re: 'Re: Question re: backlinks',
       thr_upper_re: 'RE: Hello',
@@ -129,6 +131,8 @@ describe('the outbox worker', () => {
       thr_latest: 'Re: New subject',
       thr_latest_null: 'Re: Kept subject',
       thr_no_subject: 'Re: The 10 best hiking backpacks',
+      // RFC 5322's 998 characters, the pair that would be cut in two left out.
+      thr_long: `Re: ${'x'.repeat(993)}`,
     };
     for (const [thread, subject] of Object.entries(expected)) {
       const id = await reply(thread, `subject-key-${thread}`);
