@@ -328,3 +328,99 @@ export function recordingLogger(): Logger & { lines: string[] } {
 
 /** Reads `source` as the sync does, within the default `inbox.parseTimeoutMs`. */
 export const read = (source: string | Buffer) => parseMessage(source, loadConfig(undefined, {}).inbox.parseTimeoutMs);
+
+/**
+ * The slowest `/healthz` answer allowed while hostile mail is read, ms: far above a turn of the
+ * event loop the reading takes (tens of ms), far below the seconds mailparser's own HTML to text
+ * held it for.
+ */
+export const HEALTHZ_BOUND_MS = 500;
+
+/** Who sends the hostile messages: a sender no thread knows (parsing comes before matching). */
+const STRANGER = 'Someone <someone@unknown.example>';
+
+/**
+ * A message as the security review sent it (issue 28): from a sender no thread knows, a text part
+ * and `parts` HTML parts of about `partBytes` each, of markup that html-to-text (mailparser's own
+ * HTML to text) lays out in time that grows faster than its size: words inside 100 nested
+ * blockquotes. One such part of 1 MB took 3.6 s and of 2 MB 11 s there, on the event loop.
+ */
+export function hostileHtmlMail(parts: number, partBytes: number): string {
+  const html = `<html><body>${'<blockquote>'.repeat(100)}${'ab '.repeat(Math.ceil(partBytes / 3))}</body></html>`;
+  const lines = [
+    `From: ${STRANGER}`,
+    `To: me@${SENDER_DOMAIN}`,
+    'Subject: A newsletter',
+    `Message-ID: <hostile-${++counter}-${process.pid}@unknown.example>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="part"',
+    '',
+    '--part',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'Our newsletter.',
+  ];
+  for (let i = 0; i < parts; i++) lines.push('--part', 'Content-Type: text/html; charset=utf-8', '', html);
+  lines.push('--part--', '');
+  return lines.join('\r\n');
+}
+
+/**
+ * A message of `depth` nested multiparts whose boundaries share a 60-character prefix, then
+ * `bytes` of lines that nearly match every one of them: mailparser's splitter compares each line
+ * that starts with `--` with the boundary of every open multipart, so it takes time in the depth
+ * times the size (126 deep, 8 MB: about 2 s on the 2-core development machine, in slices).
+ */
+export function boundaryMaze(depth: number, bytes: number): string {
+  const prefix = 'x'.repeat(60);
+  const boundary = (i: number) => `${prefix}${String(i).padStart(8, '0')}`;
+  const lines = [
+    `From: ${STRANGER}`,
+    `To: me@${SENDER_DOMAIN}`,
+    'Subject: A maze',
+    `Message-ID: <maze-${++counter}-${process.pid}@unknown.example>`,
+    'MIME-Version: 1.0',
+    `Content-Type: multipart/mixed; boundary="${boundary(0)}"`,
+    '',
+  ];
+  for (let i = 0; i < depth; i++)
+    lines.push(`--${boundary(i)}`, `Content-Type: multipart/mixed; boundary="${boundary(i + 1)}"`, '');
+  lines.push(`--${boundary(depth)}`, 'Content-Type: text/plain', '');
+  const near = `--${prefix}zzzzzzzz`;
+  lines.push(...Array.from({ length: Math.floor(bytes / (near.length + 2)) }, () => near), '');
+  return lines.join('\r\n');
+}
+
+/**
+ * Runs `work` while asking `origin`'s `/healthz` again 5 ms after each answer; resolves with what
+ * `work` resolved with, the slowest answer (ms, from asking to the whole answer read) and how many
+ * answers came.
+ */
+export async function whileAskingHealth<T>(
+  origin: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; worstMs: number; answers: number }> {
+  let done = false;
+  let worstMs = 0;
+  let answers = 0;
+  const asking = (async () => {
+    while (!done) {
+      const started = performance.now();
+      const res = await fetch(`${origin}/healthz`);
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
+      worstMs = Math.max(worstMs, performance.now() - started);
+      answers++;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  let result: T;
+  try {
+    result = await work();
+  } finally {
+    done = true;
+    // The answer in flight when `work` ended counts too.
+    await asking;
+  }
+  return { result, worstMs, answers };
+}
