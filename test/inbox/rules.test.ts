@@ -11,6 +11,9 @@ import { THREAD_CLASSIFICATIONS } from '../../src/domain/enums.js';
 import {
   headerGroups,
   inboundIdentity,
+  MAX_BODY_CHARS,
+  MAX_PARTS,
+  parseMessage,
   messageIds,
   messageOfFields,
   UnreadableMessage,
@@ -26,7 +29,8 @@ import {
   threadChanges,
   wordsOf,
 } from '../../src/workers/inbox-rules.js';
-import { dsn, mail, outboxId, read } from './helpers.js';
+import { MAX_HTML_CHARS } from '../../src/workers/inbox-html.js';
+import { boundaryMaze, dsn, mail, outboxId, read } from './helpers.js';
 
 describe('reading a message', () => {
   it('takes the ids, addresses, decoded subject, text and Date of a plain reply', async () => {
@@ -147,6 +151,83 @@ describe('reading a message', () => {
     assert.notEqual(inboundIdentity(messageOfFields({ ...fields, body: 'Hello!' })), a);
     assert.notEqual(inboundIdentity(messageOfFields({ ...fields, date: '2026-11-01T12:00:01.000Z' })), a);
     assert.equal(inboundIdentity(messageOfFields({ ...fields, headers: { 'Message-ID': '<x@y>' } })), '<x@y>');
+  });
+
+  it('turns HTML into text: paragraphs, line breaks, lists, a quoted original, nothing of head, script or style', async () => {
+    const html = [
+      '<html><head><title>Re: idea</title><style>p { color: red }</style></head><body>',
+      '<script>var tracked = 1;</script>',
+      '<div>Sounds <b>good</b>,&nbsp;thanks!<br>Two   things:</div>',
+      '<ol><li>a&amp;b</li><li>c</li></ol><ul><li>d</li></ul>',
+      '<table><tr><td>cell</td><td>next</td></tr></table>',
+      '<pre>kept   as\n  written</pre>',
+      '<div class="gmail_quote">On Mon, Mia wrote:<br>',
+      '<blockquote><p>Would you be interested?</p><p>Best, Mia</p></blockquote></div>',
+      '</body></html>',
+    ].join('');
+    const message = await read(mail({ contentType: 'text/html; charset=utf-8', body: html }));
+    assert.equal(
+      message.body,
+      [
+        'Sounds good, thanks!',
+        'Two things:',
+        ' 1. a&b',
+        ' 2. c',
+        ' * d',
+        'cell next',
+        '',
+        'kept   as',
+        '  written',
+        '',
+        'On Mon, Mia wrote:',
+        '',
+        '> Would you be interested?',
+        '',
+        '> Best, Mia',
+      ].join('\n'),
+    );
+    assert.equal(
+      ownText(message.body),
+      'Sounds good, thanks!\nTwo things:\n 1. a&b\n 2. c\n * d\ncell next\n\nkept   as\n  written',
+    );
+  });
+
+  it('reads at most 256 KiB of HTML, keeps 64 Ki characters of text and 998 of a subject, and refuses over 128 parts', async () => {
+    // Numbered paragraphs, much markup and little text, past 256 KiB of HTML: the text stops where
+    // the HTML read stops (and under 64 Ki characters).
+    const html = Array.from({ length: 4000 }, (_, n) => `<p class="${'c'.repeat(64)}">p${n}</p>`).join('');
+    const whole = html.slice(0, MAX_HTML_CHARS).lastIndexOf('</p>');
+    const last = Number(/p(\d+)$/.exec(html.slice(0, whole))![1]);
+    const lines = (await read(mail({ contentType: 'text/html; charset=utf-8', body: html }))).body.split('\n');
+    assert.ok(lines.includes(`p${last}`) && !lines.includes(`p${last + 2}`), lines.slice(-3).join(' '));
+    assert.equal(lines[0], 'p0');
+
+    const long = await read(mail({ subject: 'S'.repeat(5000), body: 'x'.repeat(100_000) }));
+    assert.equal(long.body.length, MAX_BODY_CHARS);
+    assert.equal(long.subject, 'S'.repeat(998));
+
+    const parts = (n: number) =>
+      [
+        'From: ana@blog.example',
+        'Content-Type: multipart/mixed; boundary=b',
+        '',
+        ...Array.from({ length: n }, (_, i) => `--b\r\nContent-Type: text/plain\r\n\r\npart ${i}`),
+        '--b--',
+        '',
+      ].join('\r\n');
+    // The message counts as one of its parts.
+    assert.equal((await read(parts(MAX_PARTS - 1))).body.split('\n').length, MAX_PARTS - 1);
+    await assert.rejects(read(parts(MAX_PARTS)), UnreadableMessage);
+  });
+
+  it('reads a message within inbox.parseTimeoutMs or not at all', async () => {
+    const maze = boundaryMaze(126, 2_000_000);
+    await assert.rejects(parseMessage(maze, 50), {
+      name: 'UnreadableMessage',
+      message: 'the message was not read within inbox.parseTimeoutMs (50 ms)',
+    });
+    // What mailparser still had in hand ends without an error reaching the process.
+    await new Promise((resolve) => setTimeout(resolve, 200));
   });
 
   it('reads ids, header blocks and words in one pass over input of any size', () => {
