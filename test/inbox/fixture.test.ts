@@ -3,7 +3,8 @@
  * worked example of docs/inbox.md (send a reply, answer the Message-ID captured mail shows, see
  * the thread change), each outcome, the connection's site, bad input, and every answer checked
  * against the admin API's own OpenAPI document. Then human replies classified by a model (an
- * OpenAI-compatible server on loopback), and a failing model.
+ * OpenAI-compatible server on loopback), and a failing model; and hostile mail handed in whole
+ * while `/healthz` is asked.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -12,7 +13,19 @@ import { startTestServer } from '../helpers/harness.js';
 import { OpenApiValidator } from '../helpers/openapi-validator.js';
 import { sendJson, startHttp, type TestHttp } from '../writes/helpers.js';
 import { DEMO_TOKEN, startFixture } from '../fixture/helpers.js';
-import { ANA, DAN, dsn, inboxFixture, mail, outboxId, row } from './helpers.js';
+import {
+  ANA,
+  DAN,
+  HEALTHZ_BOUND_MS,
+  boundaryMaze,
+  dsn,
+  hostileHtmlMail,
+  inboxFixture,
+  mail,
+  outboxId,
+  row,
+  whileAskingHealth,
+} from './helpers.js';
 
 const SITE = '/projects/prj_in/sites/site_in';
 
@@ -315,5 +328,38 @@ describe('human replies classified by the model (providers.generator: openai)', 
     });
     assert.equal(auto.data.classification, 'auto_reply');
     assert.equal(model.requests.length, asked);
+  });
+});
+
+describe('hostile mail handed in through POST /__admin/inbound', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startInboxFixture({ 'limits.maxBodyBytes': 16 * 1024 * 1024, 'inbox.parseTimeoutMs': 500 });
+  });
+  after(() => t.close());
+  const inbound = (raw: string) =>
+    fetch(`${t.origin}/__admin/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ raw }),
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, any> }));
+
+  it('reads an 8 MB message of hostile HTML while /healthz keeps answering', async (ctx) => {
+    const raw = hostileHtmlMail(4, 2_000_000);
+    const { result, worstMs, answers } = await whileAskingHealth(t.origin, () => inbound(raw));
+    ctx.diagnostic(`the slowest of ${answers} /healthz answers: ${worstMs.toFixed(1)} ms`);
+    assert.deepEqual([result.status, result.body.data.outcome], [200, 'unmatched']);
+    assert.ok(worstMs < HEALTHZ_BOUND_MS, `/healthz waited ${worstMs.toFixed(0)} ms`);
+  });
+
+  it('refuses with 422 a message not read within inbox.parseTimeoutMs, while /healthz keeps answering', async (ctx) => {
+    const raw = boundaryMaze(126, 8_000_000);
+    const { result, worstMs, answers } = await whileAskingHealth(t.origin, () => inbound(raw));
+    ctx.diagnostic(`the slowest of ${answers} /healthz answers: ${worstMs.toFixed(1)} ms`);
+    assert.equal(result.status, 422);
+    assert.deepEqual(result.body.error.details, [
+      { path: 'body.raw', message: 'the message was not read within inbox.parseTimeoutMs (500 ms)' },
+    ]);
+    assert.ok(worstMs < HEALTHZ_BOUND_MS, `/healthz waited ${worstMs.toFixed(0)} ms`);
   });
 });
