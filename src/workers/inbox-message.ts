@@ -11,8 +11,7 @@
  * expressions that could backtrack.
  */
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import type { AddressObject, HeaderValue, StructuredHeader } from 'mailparser';
 import { cut } from '../providers/bounded-html.js';
 import { htmlText } from './inbox-html.js';
@@ -84,8 +83,6 @@ export const MAX_BODY_CHARS = 64 * 1024;
  * inside 126 of them 1.9 s and 18 ms (measured on the 2-core development machine).
  */
 export const MAX_PARTS = 128;
-/** Bytes of a message's source handed to the parser at a time. */
-const SOURCE_SLICE_BYTES = 16 * 1024;
 
 /** The `<…>` ids in `text`, in order (an id without brackets, alone in the value, is bracketed). */
 export function messageIds(text: string): string[] {
@@ -207,35 +204,6 @@ const REPORT_PARTS = new Set([
   'message/global-headers',
 ]);
 
-/** Yields `source` in slices of `SOURCE_SLICE_BYTES`. */
-function* slices(source: Buffer): Generator<Buffer> {
-  for (let at = 0; at < source.length; at += SOURCE_SLICE_BYTES) yield source.subarray(at, at + SOURCE_SLICE_BYTES);
-}
-
-/**
- * Reads what `parser` gives: the text and HTML of the message, and the first `MAX_PART_CHARS`
- * bytes of each part a report is read from (others are read and dropped).
- */
-async function readParts(items: AsyncIterable<MessageItem>, out: ReadParts): Promise<void> {
-  for await (const item of items) {
-    if (item.type === 'text') {
-      out.text = item.text ?? '';
-      out.html = item.html ?? '';
-      continue;
-    }
-    // An error mailparser emits on a part after the read was abandoned has a listener.
-    item.content.on('error', () => {});
-    const kept: Buffer[] | null = REPORT_PARTS.has(item.contentType.toLowerCase()) ? [] : null;
-    let bytes = 0;
-    for await (const chunk of item.content as AsyncIterable<Buffer>) {
-      if (kept && bytes < MAX_PART_CHARS) kept.push(chunk.subarray(0, MAX_PART_CHARS - bytes));
-      bytes += chunk.length;
-    }
-    item.release?.();
-    if (kept) out.attachments.push({ contentType: item.contentType, content: Buffer.concat(kept) });
-  }
-}
-
 interface ReadParts {
   text: string;
   html: string;
@@ -243,20 +211,18 @@ interface ReadParts {
 }
 
 /**
- * Parses an RFC 5322 message (at most `inbox.maxBytes`, which the caller checked) within
- * `timeoutMs` (`inbox.parseTimeoutMs`), without holding the event loop: mailparser reads it as a
- * stream fed `SOURCE_SLICE_BYTES` at a time (its splitter yields every 16 KiB), turns no HTML into
- * text itself, and keeps only the text, the HTML and the parts a report is read from; the HTML,
- * when there is no text, becomes text through `htmlText` (at most `MAX_HTML_CHARS` of it, in
- * slices). The body is at most `MAX_BODY_CHARS`, the subject at most `MAX_SUBJECT_CHARS`.
- * @throws UnreadableMessage when mailparser refuses it, it has no `From` address, or it was not
- * read within `timeoutMs`.
+ * Reads `source` with mailparser's `MailParser` stream: its splitter goes through the source 16
+ * KiB at a time with a turn of the event loop between, and each part is handled in a turn of its
+ * own; it turns no HTML into text (`skipHtmlToText`) and makes no HTML of text. Keeps the text,
+ * the HTML, and the first `MAX_PART_CHARS` bytes of each part a report is read from (other
+ * attachments are read and dropped). Once `signal` is aborted, the parser is destroyed.
+ * @returns the parser (its `headers` and `headerLines` read) and what was kept.
+ * @throws what mailparser throws (a message it refuses); `signal`'s reason once it is aborted.
  */
-export async function parseMessage(source: Buffer | string, timeoutMs: number): Promise<InboundMessage> {
+async function readSource(source: Buffer, signal: AbortSignal) {
   // Loaded at the first message, not at start (about 30-50 ms of every process's start otherwise).
   const { MailParser } = await import('mailparser');
-  const signal = AbortSignal.timeout(timeoutMs);
-  const late = () => new UnreadableMessage(`the message was not read within inbox.parseTimeoutMs (${timeoutMs} ms)`);
+  signal.throwIfAborted();
   const parser = new MailParser({
     keepDeliveryStatus: true,
     ignoreEmbedded: true,
@@ -268,21 +234,83 @@ export async function parseMessage(source: Buffer | string, timeoutMs: number): 
     maxHeadSize: MAX_HEAD_BYTES,
     maxChildNodes: MAX_PARTS,
   });
-  // mailparser may still emit an error after the read was abandoned (the deadline): never uncaught.
-  parser.on('error', () => {});
   const parts: ReadParts = { text: '', html: '', attachments: [] };
+  await new Promise<void>((resolve, reject) => {
+    const stop = () => {
+      reject(signal.reason);
+      parser.destroy();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    // After the first error or the abort, what mailparser still emits has a listener and goes nowhere.
+    parser.on('error', (error) => {
+      signal.removeEventListener('abort', stop);
+      reject(error);
+    });
+    parser.on('end', () => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    });
+    // As mailparser's simpleParser reads it: an attachment's content to its end, then the next item.
+    let reading = false;
+    const next = () => {
+      reading = true;
+      for (let item = parser.read() as MessageItem | null; item !== null; item = parser.read() as MessageItem | null) {
+        if (item.type === 'text') {
+          parts.text = item.text ?? '';
+          parts.html = item.html ?? '';
+          continue;
+        }
+        const attachment = item;
+        const kept: Buffer[] | null = REPORT_PARTS.has(attachment.contentType.toLowerCase()) ? [] : null;
+        let bytes = 0;
+        attachment.content.on('error', () => {});
+        attachment.content.on('data', (chunk: Buffer) => {
+          if (kept && bytes < MAX_PART_CHARS) kept.push(chunk.subarray(0, MAX_PART_CHARS - bytes));
+          bytes += chunk.length;
+        });
+        attachment.content.on('end', () => {
+          if (kept) parts.attachments.push({ contentType: attachment.contentType, content: Buffer.concat(kept) });
+          attachment.release?.();
+          next();
+        });
+        return;
+      }
+      reading = false;
+    };
+    parser.on('readable', () => {
+      if (!reading) next();
+    });
+    parser.end(source);
+  });
+  return { parser, parts };
+}
+
+/**
+ * Parses an RFC 5322 message (at most `inbox.maxBytes`, which the caller checked) within
+ * `timeoutMs` (`inbox.parseTimeoutMs`) and without holding the event loop: through `readSource`,
+ * then, when it has no text, its HTML through `htmlText` (at most `MAX_HTML_CHARS` of it, in 16
+ * KiB slices). The body is at most `MAX_BODY_CHARS`, the subject at most `MAX_SUBJECT_CHARS`.
+ * @throws UnreadableMessage when mailparser refuses it, it has no `From` address, or it was not
+ * read within `timeoutMs`.
+ */
+export async function parseMessage(source: Buffer | string, timeoutMs: number): Promise<InboundMessage> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
   try {
-    await pipeline(
-      Readable.from(slices(typeof source === 'string' ? Buffer.from(source) : source)),
-      // Typed as a stream of bytes: it reads bytes and gives `MessageItem`s.
-      parser as unknown as NodeJS.ReadWriteStream,
-      (items: AsyncIterable<unknown>) => readParts(items as AsyncIterable<MessageItem>, parts),
-      { signal },
-    );
+    return await readMessage(typeof source === 'string' ? Buffer.from(source) : source, deadline.signal);
   } catch (error) {
-    if (signal.aborted) throw late();
+    if (deadline.signal.aborted)
+      throw new UnreadableMessage(`the message was not read within inbox.parseTimeoutMs (${timeoutMs} ms)`);
+    if (error instanceof UnreadableMessage) throw error;
     throw new UnreadableMessage(`the message could not be parsed: ${(error as Error).message}`.slice(0, 200));
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/** `parseMessage` until `signal` is aborted. */
+async function readMessage(source: Buffer, signal: AbortSignal): Promise<InboundMessage> {
+  const { parser, parts } = await readSource(source, signal);
   const mailHeaders = parser.headers || new Map<string, HeaderValue>();
   const from = addresses(mailHeaders.get('from') as AddressObject | undefined)[0];
   if (!from) throw new UnreadableMessage('the message has no From address');
@@ -299,14 +327,7 @@ export async function parseMessage(source: Buffer | string, timeoutMs: number): 
   const references = Array.isArray(referencesHeader) ? referencesHeader.join(' ') : (referencesHeader ?? '');
   const subject = mailHeaders.get('subject') as string | undefined;
   let body = parts.text.trim();
-  if (!body && parts.html) {
-    try {
-      body = await htmlText(parts.html, MAX_BODY_CHARS, signal);
-    } catch (error) {
-      if (signal.aborted) throw late();
-      throw error;
-    }
-  }
+  if (!body && parts.html) body = await htmlText(parts.html, MAX_BODY_CHARS, signal);
   return {
     messageId: messageIds(headerText(mailHeaders.get('message-id')))[0] ?? null,
     inReplyTo: messageIds(headerText(mailHeaders.get('in-reply-to'))),

@@ -41,7 +41,14 @@ import {
   type MessageEntry,
 } from '../providers/imap.js';
 import { inboxConnections, type InboxConnectionRow } from '../repos/email-accounts.js';
-import { endInboxPass, LeaseLost, mailboxPosition, recordInboxBatch, takeInboxLease } from '../repos/inbox.js';
+import {
+  type BatchPosition,
+  endInboxPass,
+  LeaseLost,
+  mailboxPosition,
+  recordInboxBatch,
+  takeInboxLease,
+} from '../repos/inbox.js';
 import { storedInboundMessage } from '../repos/threads.js';
 import { notFound } from '../domain/errors.js';
 import { parseMessage, UnreadableMessage, type InboundMessage } from './inbox-message.js';
@@ -300,7 +307,7 @@ async function readMailbox(
   summary: ConnectionSummary,
   options: InboxPassOptions,
 ): Promise<void> {
-  const { store, clock, config, logger, metrics } = deps;
+  const { store, clock, config, logger } = deps;
   const position = await mailboxPosition(store.db, connection.id, mailbox);
   let { status } = seen;
   const idle =
@@ -324,86 +331,172 @@ async function readMailbox(
   // Nothing new under a known UIDVALIDITY: nothing to write.
   if (same && entries.length === 0) return;
 
-  let lastUid = same ? position.lastUid : 0;
-  let blocked = false;
+  const recorder = new MailboxRecorder(deps, connection.id, summary, options, {
+    connectionId: connection.id,
+    mailbox,
+    uidValidity: status.uidValidity,
+    lastUid: same ? position.lastUid : 0,
+    holder,
+  });
   const parts = batches(entries, config.inbox.maxBytes);
   if (parts.length === 0) parts.push([]);
-  for (const [index, batch] of parts.entries()) {
-    const decided = new Map<number, Decision>();
-    /** Decided and not yet recorded, in the order decided. */
-    let pending: Decision[] = [];
-    const decideAs = (uid: number, decision: Decision) => {
-      decided.set(uid, decision);
-      pending.push(decision);
-    };
-    const skip = (uid: number, reason: string) => {
-      decideAs(uid, { result: 'skipped', threadId: null, messageId: null, classification: null, reason });
-      logger.log('warn', 'an inbound message was skipped', { connectionId: connection.id, uid, reason });
-    };
-    /** The batch's messages up to `lastUid`: each decided, in UID order, up to the first that failed. */
-    let cursor = 0;
-    const advance = () => {
-      for (; !blocked && cursor < batch.length; cursor++) {
-        const decision = decided.get(batch[cursor]!.uid);
-        if (!decision) return;
-        if (decision.result === 'error') blocked = true;
-        else lastUid = batch[cursor]!.uid;
+  try {
+    for (const [index, batch] of parts.entries()) {
+      recorder.startBatch(batch);
+      const skip = (uid: number, reason: string) => {
+        recorder.add(uid, { result: 'skipped', threadId: null, messageId: null, classification: null, reason });
+        logger.log('warn', 'an inbound message was skipped', { connectionId: connection.id, uid, reason });
+      };
+      for (const entry of batch)
+        if (entry.size > config.inbox.maxBytes) skip(entry.uid, `over inbox.maxBytes (${entry.size} bytes)`);
+      const wanted = batch.filter((e) => e.size <= config.inbox.maxBytes).map((e) => e.uid);
+      for await (const fetched of session.fetch(wanted)) {
+        if (fetched.source.length > config.inbox.maxBytes)
+          skip(fetched.uid, `over inbox.maxBytes (${fetched.source.length} bytes)`);
+        else
+          try {
+            const message = await parseMessage(fetched.source, config.inbox.parseTimeoutMs);
+            const receivedAt = batch.find((entry) => entry.uid === fetched.uid)?.internalDate ?? null;
+            recorder.add(fetched.uid, await decide({ ...deps, db: store.db }, message, connection.siteId, receivedAt));
+          } catch (error) {
+            if (error instanceof UnreadableMessage) skip(fetched.uid, error.message);
+            else {
+              recorder.add(fetched.uid, { result: 'error', threadId: null, messageId: null, classification: null });
+              logger.log('error', 'an inbound message could not be handled; it is read again next pass', {
+                connectionId: connection.id,
+                uid: fetched.uid,
+                error: messageOf(error),
+              });
+            }
+          }
+        recorder.check();
       }
-    };
-    /** Records what is pending with the mailbox's position, in one transaction, and counts it. */
-    const record = async () => {
-      advance();
-      const ordered = pending;
-      pending = [];
-      const writes = ordered.flatMap((d) => (d.write ? [d.write] : []));
+      for (const entry of batch) if (!recorder.has(entry.uid)) skip(entry.uid, 'no longer in the mailbox');
+      await recorder.record(index === parts.length - 1 ? status.uidNext - 1 : undefined);
+      recorder.check();
+      if (options.signal?.aborted) break;
+    }
+  } finally {
+    await recorder.close();
+  }
+}
+
+/** The longest a decided message waits before it is recorded, ms (see `MailboxRecorder`). */
+export const RECORD_WITHIN_MS = 100;
+
+/**
+ * Records a mailbox's decided messages (`recordInboxBatch`) with the position they leave it at,
+ * a group of them per transaction: at most `RECORD_WITHIN_MS` after the first of the group was
+ * decided (by a timer, so that a message that takes long to handle, a hostile one read up to
+ * `inbox.parseTimeoutMs` or one the model is slow about, never holds back those decided before
+ * it), and at the end of each batch (at most `BATCH_MESSAGES`). A pass stopped at any point (a
+ * crash, kill -9) has recorded all but the last `RECORD_WITHIN_MS` of its work, and the position
+ * never passes a message it has not recorded.
+ *
+ * The position moves over the batch's messages in UID order, each decided, up to the first whose
+ * handling failed (`error`): that one and those after it are read again next pass (the ones
+ * after it stored meanwhile are dropped as duplicates then). Each recorded message is counted in
+ * the summary, the metric and `onMessage`. A failed write ends the pass: `check()` throws it.
+ */
+class MailboxRecorder {
+  private batch: readonly MessageEntry[] = [];
+  /** The batch's messages before this one are in `position.lastUid` (or a failed one stopped it). */
+  private cursor = 0;
+  private decided = new Map<number, Decision>();
+  /** Decided and not yet handed to a write, in the order decided. */
+  private pending: Decision[] = [];
+  private blocked = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The writes, one after another. */
+  private writing: Promise<void> = Promise.resolve();
+  private failure: { error: unknown } | null = null;
+  /** The position handed to the last write; none yet. */
+  private written: number | undefined;
+
+  constructor(
+    private readonly deps: InboxDeps,
+    private readonly connectionId: string,
+    private readonly summary: ConnectionSummary,
+    private readonly options: InboxPassOptions,
+    private readonly position: Omit<BatchPosition, 'leaseUntil'>,
+  ) {}
+
+  startBatch(batch: readonly MessageEntry[]): void {
+    this.batch = batch;
+    this.cursor = 0;
+    this.decided = new Map();
+  }
+
+  has(uid: number): boolean {
+    return this.decided.has(uid);
+  }
+
+  /** `decision` for message `uid` of the batch, recorded within `RECORD_WITHIN_MS`. */
+  add(uid: number, decision: Decision): void {
+    this.decided.set(uid, decision);
+    this.pending.push(decision);
+    this.timer ??= setTimeout(() => void this.record(), RECORD_WITHIN_MS);
+  }
+
+  /**
+   * Hands what is pending to a write with the position it leaves the mailbox at (at least
+   * `endOfMailbox`, the mailbox's last UID, when the whole batch was handled); resolves when that
+   * write is done (a failure is kept for `check()`).
+   */
+  record(endOfMailbox?: number): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (; !this.blocked && this.cursor < this.batch.length; this.cursor++) {
+      const decision = this.decided.get(this.batch[this.cursor]!.uid);
+      if (!decision) break;
+      if (decision.result === 'error') this.blocked = true;
+      else this.position.lastUid = this.batch[this.cursor]!.uid;
+    }
+    if (endOfMailbox !== undefined && !this.blocked && this.cursor === this.batch.length)
+      this.position.lastUid = Math.max(this.position.lastUid, endOfMailbox);
+    const decisions = this.pending;
+    this.pending = [];
+    const lastUid = this.position.lastUid;
+    // Nothing new to write (the timer took all there was just before the batch ended).
+    if (decisions.length === 0 && lastUid === this.written) return this.writing;
+    this.written = lastUid;
+    this.writing = this.writing.then(() => this.write(decisions, lastUid));
+    return this.writing;
+  }
+
+  private async write(decisions: Decision[], lastUid: number): Promise<void> {
+    if (this.failure) return;
+    const { store, clock, config, logger, metrics } = this.deps;
+    try {
+      const writes = decisions.flatMap((d) => (d.write ? [d.write] : []));
       const stored = await recordInboxBatch(store.db, writes, isoAt(clock.now()), {
-        connectionId: connection.id,
-        mailbox,
-        uidValidity: status.uidValidity,
+        ...this.position,
         lastUid,
-        holder,
         leaseUntil: isoAt(clock.now() + leaseMs(config)),
       });
-      for (const decision of settle(ordered, stored)) {
-        summary.fetched++;
-        summary[RESULT_FIELD[decision.result]]++;
+      for (const decision of settle(decisions, stored)) {
+        this.summary.fetched++;
+        this.summary[RESULT_FIELD[decision.result]]++;
         metrics?.inboxMessages.inc({ result: decision.result });
         if (decision.result === 'unmatched')
-          logger.log('debug', 'an inbound message matched no thread', { connectionId: connection.id });
-        options.onMessage?.(connection.id, decision.result);
+          logger.log('debug', 'an inbound message matched no thread', { connectionId: this.connectionId });
+        this.options.onMessage?.(this.connectionId, decision.result);
       }
-    };
-    for (const entry of batch)
-      if (entry.size > config.inbox.maxBytes) skip(entry.uid, `over inbox.maxBytes (${entry.size} bytes)`);
-    const wanted = batch.filter((e) => e.size <= config.inbox.maxBytes).map((e) => e.uid);
-    for await (const fetched of session.fetch(wanted)) {
-      if (fetched.source.length > config.inbox.maxBytes)
-        skip(fetched.uid, `over inbox.maxBytes (${fetched.source.length} bytes)`);
-      else
-        try {
-          const message = await parseMessage(fetched.source, config.inbox.parseTimeoutMs);
-          const receivedAt = batch.find((entry) => entry.uid === fetched.uid)?.internalDate ?? null;
-          decideAs(fetched.uid, await decide({ ...deps, db: store.db }, message, connection.siteId, receivedAt));
-        } catch (error) {
-          if (error instanceof UnreadableMessage) skip(fetched.uid, error.message);
-          else {
-            decideAs(fetched.uid, { result: 'error', threadId: null, messageId: null, classification: null });
-            logger.log('error', 'an inbound message could not be handled; it is read again next pass', {
-              connectionId: connection.id,
-              uid: fetched.uid,
-              error: messageOf(error),
-            });
-          }
-        }
-      // Each message is recorded as soon as it is decided, with the position it leaves the
-      // mailbox at: a pass stopped at any point (a crash, kill -9) reads none of them again.
-      await record();
+    } catch (error) {
+      this.failure = { error };
     }
-    for (const entry of batch) if (!decided.has(entry.uid)) skip(entry.uid, 'no longer in the mailbox');
-    advance();
-    if (!blocked && index === parts.length - 1) lastUid = Math.max(lastUid, status.uidNext - 1);
-    await record();
-    if (options.signal?.aborted) break;
+  }
+
+  /** @throws what a write threw (the store, `LeaseLost`): the pass ends. */
+  check(): void {
+    if (this.failure) throw this.failure.error;
+  }
+
+  /** Stops the timer and waits for the writes under way; what is still pending is not recorded. */
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.writing;
   }
 }
 

@@ -77,19 +77,24 @@ describe('a serve process killed part way through an inbox pass', { skip }, () =
       OUTREACH_TEST_CRASH_OPENAI: 'sk-crash-test',
       [PASSWORD_ENV.me]: PASSWORD,
     };
-    const serve = await serveProcess(['--db', fresh.location, 'serve', '--port', '0'], env);
-    try {
-      for (let waited = 0; !model.requests.some((r) => r.body.includes('HOLD')); waited += 20) {
-        if (waited > 30_000) assert.fail(`the pass never reached the held message: ${serve.stdout()}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    } finally {
-      serve.kill('SIGKILL');
-      await serve.exited;
-    }
-
     const store = await openStore(fresh.location);
     try {
+      const position = async () =>
+        Number((await sqlAll<{ n: number }>(store, 'SELECT last_uid AS n FROM inbox_mailboxes'))[0]?.n ?? 0);
+      const serve = await serveProcess(['--db', fresh.location, 'serve', '--port', '0'], env);
+      try {
+        // Killed while the model is asked about UID 4, once what came before it is recorded (within
+        // RECORD_WITHIN_MS of its handling, the hostile one's included).
+        for (let waited = 0; !(model.requests.some((r) => r.body.includes('HOLD')) && (await position()) === 3); ) {
+          if (waited > 30_000) assert.fail(`the pass never recorded UID 3: ${serve.stdout()}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          waited += 20;
+        }
+      } finally {
+        serve.kill('SIGKILL');
+        await serve.exited;
+      }
+
       const inbound = async () =>
         (
           await sqlAll<{ id: string }>(
@@ -97,8 +102,6 @@ describe('a serve process killed part way through an inbox pass', { skip }, () =
             "SELECT inbound_message_id AS id FROM thread_messages WHERE direction = 'inbound' ORDER BY id",
           )
         ).map((r) => r.id);
-      const position = async () =>
-        Number((await sqlAll<{ n: number }>(store, 'SELECT last_uid AS n FROM inbox_mailboxes'))[0]?.n ?? 0);
       assert.deepEqual(await inbound(), ['<k1@rows.example>', '<k3@rows.example>'], 'recorded before the kill');
       assert.equal(await position(), 3, 'the position past the hostile message and the last one recorded');
 
