@@ -1,14 +1,18 @@
 /**
  * An inbound message as the inbox rules read it (decisions.md §17), from its RFC 5322 source
- * (parsed by `mailparser`: MIME, encoded words, charsets, quoted-printable and base64, HTML to
- * text) or from the fields of the fixture's `POST /__admin/inbound`.
+ * (parsed by `mailparser`: MIME, encoded words, charsets, quoted-printable and base64; its HTML
+ * turned into text by `./inbox-html.ts`) or from the fields of the fixture's
+ * `POST /__admin/inbound`.
  *
  * Only what the rules need is kept: the ids it refers to, the addresses, the subject, the text,
  * the `Date`, whether its headers say it was sent automatically, and, for a delivery status
  * notification (`multipart/report; report-type=delivery-status`, RFC 3464), the recipients'
- * actions and statuses and the original message's Message-ID. Every piece of the source read
- * here by our own code is bounded (`MAX_PART_CHARS`, `MAX_REFERENCES`), and read without regular
- * expressions that could backtrack.
+ * actions and statuses and the original message's Message-ID. Anyone can send a message, and it
+ * is read before anything knows whether it answers one of ours, so reading one is bounded in
+ * size (`MAX_HEAD_BYTES`, `MAX_PARTS`, the HTML's `MAX_HTML_CHARS`), in what is kept
+ * (`MAX_BODY_CHARS`, `MAX_SUBJECT_CHARS`, `MAX_PART_CHARS`, `MAX_REFERENCES`) and in time
+ * (`inbox.parseTimeoutMs`), never holds the event loop for long (see `parseMessage`), and runs
+ * no regular expression that could backtrack (docs/security.md "Reading other people's mail").
  */
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -80,7 +84,7 @@ export const MAX_BODY_CHARS = 64 * 1024;
  * unreadable. mailparser's splitter compares each line that starts with `--` with the boundary of
  * every multipart open around it, so its time grows with the nesting times the size: 8 MB of such
  * lines inside 998 nested multiparts took 20 s in all and held the event loop 193 ms at a time,
- * inside 126 of them 1.9 s and 18 ms (measured on the 2-core development machine).
+ * inside 127 of them 1.9 s and 18 ms (measured on the 2-core development machine).
  */
 export const MAX_PARTS = 128;
 

@@ -13,12 +13,13 @@
  * 3. lists the new messages: those above the last UID handled, when the mailbox's UIDVALIDITY is
  *    the one recorded; otherwise (a first read, or UIDVALIDITY changed) those of the last
  *    `inbox.initialDays`, whose copies already stored are then dropped as duplicates;
- * 4. reads them in batches of at most `BATCH_MESSAGES` messages and `BATCH_BYTES` bytes: a
- *    message over `inbox.maxBytes` is skipped unread, one that cannot be parsed is skipped, each
- *    other one is decided (`./inbox-record.ts`), and the batch's writes commit in one transaction
- *    with the mailbox's new last UID and the renewed lease. A message whose handling failed keeps
- *    the last UID below it, so that it is read again next pass (the others of the batch are
- *    stored, and dropped as duplicates then);
+ * 4. fetches them in batches of at most `BATCH_MESSAGES` messages and `BATCH_BYTES` bytes: a
+ *    message over `inbox.maxBytes` is skipped unread, one that cannot be parsed or is not read
+ *    within `inbox.parseTimeoutMs` is skipped, each other one is decided (`./inbox-record.ts`);
+ *    the decided messages are recorded in groups (`MailboxRecorder`), each group's writes in one
+ *    transaction with the mailbox's new last UID and the renewed lease. A message whose handling
+ *    failed keeps the last UID below it, so that it is read again next pass (the others after it
+ *    are stored, and dropped as duplicates then);
  * 5. records the connection's health (a good pass: `connected`; a failed login or connection:
  *    `error`, logged with the connection's id and never the password) and gives the lease up.
  *
