@@ -383,7 +383,7 @@ async function readMailbox(
 }
 
 /** The longest a decided message waits before it is recorded, ms (see `MailboxRecorder`). */
-export const RECORD_WITHIN_MS = 100;
+const RECORD_WITHIN_MS = 100;
 
 /**
  * Records a mailbox's decided messages (`recordInboxBatch`) with the position they leave it at,
