@@ -53,6 +53,7 @@ describe('config', () => {
       maxBytes: 10 * 1024 * 1024,
       initialDays: 30,
       timeoutMs: 30000,
+      parseTimeoutMs: 10000,
       connections: {
         conn_1: { host: 'imap.example.com', port: 993, secure: true, passwordEnv: 'PW_1', mailbox: 'INBOX' },
       },
