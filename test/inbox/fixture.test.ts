@@ -334,7 +334,7 @@ describe('human replies classified by the model (providers.generator: openai)', 
 describe('hostile mail handed in through POST /__admin/inbound', () => {
   let t: TestServer;
   before(async () => {
-    t = await startInboxFixture({ 'limits.maxBodyBytes': 16 * 1024 * 1024, 'inbox.parseTimeoutMs': 500 });
+    t = await startInboxFixture({ 'inbox.parseTimeoutMs': 500 });
   });
   after(() => t.close());
   const inbound = (raw: string) =>
