@@ -59,8 +59,11 @@ export interface TestDovecot {
    * Its messages are gone; deliver them again.
    */
   recreate(user: string, mailbox: string): Promise<void>;
-  /** Disconnects every IMAP session of `user` (`doveadm kick`), as a server restart would. */
-  kick(user: string): void;
+  /**
+   * Disconnects every IMAP session of `user` (`doveadm kick`), as a server restart would;
+   * resolves once Dovecot logs that a session ended (`user` must have one).
+   */
+  kick(user: string): Promise<void>;
   /** Dovecot's log so far (for a failing test's message). */
   log(): string;
   stop(): Promise<void>;
@@ -231,8 +234,18 @@ service submission-login {
         await client.mailboxDelete(mailbox);
         await client.mailboxCreate(mailbox);
       }),
-    kick(user) {
+    async kick(user) {
+      // doveadm signals the sessions' processes and returns; each logs its disconnection once it ends.
+      const ended = () =>
+        log()
+          .split('\n')
+          .filter((l) => l.includes('Disconnected: Server shutting down')).length;
+      const before = ended();
       execFileSync('/usr/bin/doveadm', ['-c', join(dir, 'dovecot.conf'), 'kick', user], { stdio: 'ignore' });
+      for (let waited = 0; ended() === before; waited += 20) {
+        if (waited > 10_000) throw new Error(`doveadm kick ended no session of ${user}: ${log()}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     },
     log,
     async stop() {

@@ -68,7 +68,7 @@ describe('a serve process killed part way through an inbox pass', { skip }, () =
     const env = {
       OUTREACH_API_INBOX_ENABLED: 'true',
       OUTREACH_API_INBOX_INTERVAL_MS: '3600000',
-      OUTREACH_API_INBOX_PARSE_TIMEOUT_MS: '500',
+      OUTREACH_API_INBOX_PARSE_TIMEOUT_MS: '250',
       OUTREACH_API_INBOX_CONNECTIONS: JSON.stringify(inboxConnections(dovecot, { user: 'box20', two: false })),
       OUTREACH_API_PROVIDERS_GENERATOR: 'openai',
       OUTREACH_API_OPENAI_BASE_URL: model.url,

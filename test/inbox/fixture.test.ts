@@ -332,13 +332,15 @@ describe('human replies classified by the model (providers.generator: openai)', 
 });
 
 describe('hostile mail handed in through POST /__admin/inbound', () => {
+  /** A server with the default inbox.parseTimeoutMs, and one with 250 ms. */
   let t: TestServer;
+  let strict: TestServer;
   before(async () => {
-    t = await startInboxFixture({ 'inbox.parseTimeoutMs': 500 });
+    [t, strict] = await Promise.all([startInboxFixture(), startInboxFixture({ 'inbox.parseTimeoutMs': 250 })]);
   });
-  after(() => t.close());
-  const inbound = (raw: string) =>
-    fetch(`${t.origin}/__admin/inbound`, {
+  after(() => Promise.all([t.close(), strict.close()]));
+  const inbound = (server: TestServer, raw: string) =>
+    fetch(`${server.origin}/__admin/inbound`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ raw }),
@@ -346,19 +348,19 @@ describe('hostile mail handed in through POST /__admin/inbound', () => {
 
   it('reads an 8 MB message of hostile HTML while /healthz keeps answering', async (ctx) => {
     const raw = hostileHtmlMail(4, 2_000_000);
-    const { result, worstMs, answers } = await whileAskingHealth(t.origin, () => inbound(raw));
+    const { result, worstMs, answers } = await whileAskingHealth(t.origin, () => inbound(t, raw));
     ctx.diagnostic(`the slowest of ${answers} /healthz answers: ${worstMs.toFixed(1)} ms`);
-    assert.deepEqual([result.status, result.body.data.outcome], [200, 'unmatched']);
+    assert.deepEqual([result.status, result.body.data?.outcome], [200, 'unmatched'], JSON.stringify(result.body));
     assert.ok(worstMs < HEALTHZ_BOUND_MS, `/healthz waited ${worstMs.toFixed(0)} ms`);
   });
 
   it('refuses with 422 a message not read within inbox.parseTimeoutMs, while /healthz keeps answering', async (ctx) => {
     const raw = boundaryMaze(126, 8_000_000);
-    const { result, worstMs, answers } = await whileAskingHealth(t.origin, () => inbound(raw));
+    const { result, worstMs, answers } = await whileAskingHealth(strict.origin, () => inbound(strict, raw));
     ctx.diagnostic(`the slowest of ${answers} /healthz answers: ${worstMs.toFixed(1)} ms`);
     assert.equal(result.status, 422);
     assert.deepEqual(result.body.error.details, [
-      { path: 'body.raw', message: 'the message was not read within inbox.parseTimeoutMs (500 ms)' },
+      { path: 'body.raw', message: 'the message was not read within inbox.parseTimeoutMs (250 ms)' },
     ]);
     assert.ok(worstMs < HEALTHZ_BOUND_MS, `/healthz waited ${worstMs.toFixed(0)} ms`);
   });

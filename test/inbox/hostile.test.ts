@@ -65,7 +65,7 @@ describe('hostile mail read by the sync', { skip }, () => {
     const t = await startInboxServer(
       dovecot,
       { user: 'box19', two: false },
-      { logger, config: { 'inbox.parseTimeoutMs': 500 } },
+      { logger, config: { 'inbox.parseTimeoutMs': 250 } },
     );
     servers.push(t);
     const at = { receivedAt: t.clock.now() };
@@ -81,7 +81,7 @@ describe('hostile mail read by the sync', { skip }, () => {
       .filter((l) => l.message === 'an inbound message was skipped');
     assert.deepEqual(
       skipped.map((l) => [l.uid, l.reason]),
-      [[2, 'the message was not read within inbox.parseTimeoutMs (500 ms)']],
+      [[2, 'the message was not read within inbox.parseTimeoutMs (250 ms)']],
     );
     assert.equal((await row(t, 'SELECT last_uid FROM inbox_mailboxes')).last_uid, 3, 'past it');
     assert.ok(worstMs < HEALTHZ_BOUND_MS, `/healthz waited ${worstMs.toFixed(0)} ms`);

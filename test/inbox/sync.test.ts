@@ -677,7 +677,7 @@ describe('the inbox sync against Dovecot', { skip }, () => {
         .filter((l) => l.includes(`Login: user=<${ME}>`)).length;
     assert.equal(logins(), 1, 'one login for three passes');
     // The server drops the session (a restart, an idle timeout): the next pass logs in again.
-    dovecot.kick(ME);
+    await dovecot.kick(ME);
     dovecot.deliver(ME, mail({ messageId: '<w3@blog.example>', from: ANA }), { receivedAt: t.clock.now() });
     assert.equal(await t.server.workers.inbox.runOnce(), 1);
     assert.equal((await storedAs(t, '<w3@blog.example>')).length, 1);
