@@ -15,8 +15,8 @@
  * no regular expression that could backtrack (docs/security.md "Reading other people's mail").
  */
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
-import type { AddressObject, HeaderValue, StructuredHeader } from 'mailparser';
+import type { Readable, Writable } from 'node:stream';
+import type { AddressObject, HeaderValue, MailParser, StructuredHeader } from 'mailparser';
 import { cut } from '../providers/bounded-html.js';
 import { htmlText } from './inbox-html.js';
 import { MAX_SUBJECT_CHARS } from './outbox.js';
@@ -214,20 +214,58 @@ interface ReadParts {
   attachments: { contentType: string; content: Buffer }[];
 }
 
+/** Bytes of a message's source handed to the parser at a time (see `readSource`). */
+const SOURCE_SLICE_BYTES = 16 * 1024;
+
 /**
- * Reads `source` with mailparser's `MailParser` stream: its splitter goes through the source 16
- * KiB at a time with a turn of the event loop between, and each part is handled in a turn of its
- * own; it turns no HTML into text (`skipHtmlToText`) and makes no HTML of text. Keeps the text,
- * the HTML, and the first `MAX_PART_CHARS` bytes of each part a report is read from (other
- * attachments are read and dropped). Once `signal` is aborted, the parser is destroyed.
- * @returns the parser (its `headers` and `headerLines` read) and what was kept.
+ * Takes what `parser` gives into `parts`, as mailparser's simpleParser reads it (an attachment's
+ * content to its end, then the next item): the text, the HTML, and the first `MAX_PART_CHARS`
+ * bytes of each part a report is read from (other attachments are read and dropped).
+ */
+function collect(parser: MailParser, parts: ReadParts): void {
+  let reading = false;
+  const next = () => {
+    reading = true;
+    for (let item = parser.read() as MessageItem | null; item !== null; item = parser.read() as MessageItem | null) {
+      if (item.type === 'text') {
+        parts.text = item.text ?? '';
+        parts.html = item.html ?? '';
+        continue;
+      }
+      const attachment = item;
+      const kept: Buffer[] | null = REPORT_PARTS.has(attachment.contentType.toLowerCase()) ? [] : null;
+      let bytes = 0;
+      attachment.content.on('error', () => {});
+      attachment.content.on('data', (chunk: Buffer) => {
+        if (kept && bytes < MAX_PART_CHARS) kept.push(chunk.subarray(0, MAX_PART_CHARS - bytes));
+        bytes += chunk.length;
+      });
+      attachment.content.on('end', () => {
+        if (kept) parts.attachments.push({ contentType: attachment.contentType, content: Buffer.concat(kept) });
+        attachment.release?.();
+        next();
+      });
+      return;
+    }
+    reading = false;
+  };
+  parser.on('readable', () => {
+    if (!reading) next();
+  });
+}
+
+/**
+ * Reads `source` with mailparser's `MailParser` stream: its splitter goes through what it is given
+ * 16 KiB at a time with a turn of the event loop between, and each part is handled in a turn of
+ * its own; it turns no HTML into text (`skipHtmlToText`) and makes no HTML of text. The source is
+ * handed over `SOURCE_SLICE_BYTES` at a time, as fast as the parser takes it ('drain'), so that
+ * once `signal` is aborted (the parser destroyed) nothing more reaches it: an abandoned message
+ * costs at most the slices in flight, not the rest of its source.
+ * @returns the parser (its `headers` and `headerLines` read) and what `collect` kept.
  * @throws what mailparser throws (a message it refuses); `signal`'s reason once it is aborted.
  */
-async function readSource(source: Buffer, signal: AbortSignal) {
-  // Loaded at the first message, not at start (about 30-50 ms of every process's start otherwise).
-  const { MailParser } = await import('mailparser');
-  signal.throwIfAborted();
-  const parser = new MailParser({
+async function readSource(Parser: typeof MailParser, source: Buffer, signal: AbortSignal) {
+  const parser = new Parser({
     keepDeliveryStatus: true,
     ignoreEmbedded: true,
     skipHtmlToText: true,
@@ -239,53 +277,45 @@ async function readSource(source: Buffer, signal: AbortSignal) {
     maxChildNodes: MAX_PARTS,
   });
   const parts: ReadParts = { text: '', html: '', attachments: [] };
-  await new Promise<void>((resolve, reject) => {
+  let settled = false;
+  let resume: (() => void) | undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    const settle = () => {
+      settled = true;
+      signal.removeEventListener('abort', stop);
+      resume?.();
+    };
     const stop = () => {
+      settle();
       reject(signal.reason);
       parser.destroy();
+      // What the parser took in waits in its input buffer (up to 16 chunks of 64 KiB) for its
+      // splitter, which goes on after the parser is destroyed: dropping that buffer leaves the
+      // splitter the chunk in hand. (An internal of mailparser 3: without it, up to 1 MiB more.)
+      (parser as unknown as { chunkedPassthrough?: Writable }).chunkedPassthrough?.destroy();
     };
     signal.addEventListener('abort', stop, { once: true });
     // After the first error or the abort, what mailparser still emits has a listener and goes nowhere.
     parser.on('error', (error) => {
-      signal.removeEventListener('abort', stop);
+      settle();
       reject(error);
     });
     parser.on('end', () => {
-      signal.removeEventListener('abort', stop);
+      settle();
       resolve();
     });
-    // As mailparser's simpleParser reads it: an attachment's content to its end, then the next item.
-    let reading = false;
-    const next = () => {
-      reading = true;
-      for (let item = parser.read() as MessageItem | null; item !== null; item = parser.read() as MessageItem | null) {
-        if (item.type === 'text') {
-          parts.text = item.text ?? '';
-          parts.html = item.html ?? '';
-          continue;
-        }
-        const attachment = item;
-        const kept: Buffer[] | null = REPORT_PARTS.has(attachment.contentType.toLowerCase()) ? [] : null;
-        let bytes = 0;
-        attachment.content.on('error', () => {});
-        attachment.content.on('data', (chunk: Buffer) => {
-          if (kept && bytes < MAX_PART_CHARS) kept.push(chunk.subarray(0, MAX_PART_CHARS - bytes));
-          bytes += chunk.length;
-        });
-        attachment.content.on('end', () => {
-          if (kept) parts.attachments.push({ contentType: attachment.contentType, content: Buffer.concat(kept) });
-          attachment.release?.();
-          next();
-        });
-        return;
-      }
-      reading = false;
-    };
-    parser.on('readable', () => {
-      if (!reading) next();
-    });
-    parser.end(source);
   });
+  // Awaited below; a rejection while the source is still being handed over is not unhandled.
+  done.catch(() => {});
+  collect(parser, parts);
+  for (let at = 0; at < source.length && !settled; at += SOURCE_SLICE_BYTES)
+    if (!parser.write(source.subarray(at, at + SOURCE_SLICE_BYTES)) && !settled)
+      await new Promise<void>((wake) => {
+        resume = wake;
+        parser.once('drain', wake);
+      });
+  if (!settled) parser.end();
+  await done;
   return { parser, parts };
 }
 
@@ -298,10 +328,14 @@ async function readSource(source: Buffer, signal: AbortSignal) {
  * read within `timeoutMs`.
  */
 export async function parseMessage(source: Buffer | string, timeoutMs: number): Promise<InboundMessage> {
+  // Loaded at the first message, not at start (about 30-50 ms of every process's start otherwise),
+  // and before the deadline starts: loading it is no time the message took.
+  const { MailParser: Parser } = await import('mailparser');
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
   try {
-    return await readMessage(typeof source === 'string' ? Buffer.from(source) : source, deadline.signal);
+    const bytes = typeof source === 'string' ? Buffer.from(source) : source;
+    return await readMessage(Parser, bytes, deadline.signal);
   } catch (error) {
     if (deadline.signal.aborted)
       throw new UnreadableMessage(`the message was not read within inbox.parseTimeoutMs (${timeoutMs} ms)`);
@@ -313,8 +347,8 @@ export async function parseMessage(source: Buffer | string, timeoutMs: number): 
 }
 
 /** `parseMessage` until `signal` is aborted. */
-async function readMessage(source: Buffer, signal: AbortSignal): Promise<InboundMessage> {
-  const { parser, parts } = await readSource(source, signal);
+async function readMessage(Parser: typeof MailParser, source: Buffer, signal: AbortSignal): Promise<InboundMessage> {
+  const { parser, parts } = await readSource(Parser, source, signal);
   const mailHeaders = parser.headers || new Map<string, HeaderValue>();
   const from = addresses(mailHeaders.get('from') as AddressObject | undefined)[0];
   if (!from) throw new UnreadableMessage('the message has no From address');

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { startDovecot, type TestDovecot } from '../helpers/dovecot.js';
 import type { TestServer } from '../helpers/harness.js';
 import { serviceSkip } from '../helpers/services.js';
+import { runInboxPass } from '../../src/workers/inbox.js';
 import {
   HEALTHZ_BOUND_MS,
   USERS,
@@ -69,22 +70,31 @@ describe('hostile mail read by the sync', { skip }, () => {
     );
     servers.push(t);
     const at = { receivedAt: t.clock.now() };
-    dovecot.deliver('box19', mail({ messageId: '<before-maze@blog.example>', inReplyTo: outboxId('msg_out_ana') }), at);
     dovecot.deliver('box19', boundaryMaze(126, 8_000_000), at);
-    dovecot.deliver('box19', mail({ messageId: '<after-maze@blog.example>', inReplyTo: outboxId('msg_out_dan') }), at);
     const { result, worstMs, answers } = await whileAskingHealth(t.origin, () => pass(t));
     ctx.diagnostic(`the slowest of ${answers} /healthz answers: ${worstMs.toFixed(1)} ms`);
-    const summary = summaryOf(result);
-    assert.deepEqual([summary.fetched, summary.matched, summary.skipped], [3, 2, 1]);
+    assert.deepEqual([summaryOf(result).fetched, summaryOf(result).skipped], [1, 1]);
     const skipped = logger.lines
       .map((line) => JSON.parse(line))
       .filter((l) => l.message === 'an inbound message was skipped');
     assert.deepEqual(
       skipped.map((l) => [l.uid, l.reason]),
-      [[2, 'the message was not read within inbox.parseTimeoutMs (250 ms)']],
+      [[1, 'the message was not read within inbox.parseTimeoutMs (250 ms)']],
     );
-    assert.equal((await row(t, 'SELECT last_uid FROM inbox_mailboxes')).last_uid, 3, 'past it');
+    assert.equal((await row(t, 'SELECT last_uid FROM inbox_mailboxes')).last_uid, 1, 'its UID saved');
     assert.ok(worstMs < HEALTHZ_BOUND_MS, `/healthz waited ${worstMs.toFixed(0)} ms`);
-    assert.equal(summaryOf(await pass(t)).fetched, 0, 'never read again');
+    // The next pass (with the default deadline, which a small message never comes near, even in a
+    // busy test process) reads what came after it, and not it.
+    dovecot.deliver('box19', mail({ messageId: '<after-maze@blog.example>', inReplyTo: outboxId('msg_out_dan') }), at);
+    const { config, logger: quiet, metrics } = t.server.app.deps;
+    const [next] = await runInboxPass({
+      store: t.store,
+      clock: t.clock,
+      logger: quiet,
+      metrics,
+      config: { ...config, inbox: { ...config.inbox, parseTimeoutMs: 10_000 } },
+    });
+    assert.deepEqual([next!.fetched, next!.matched, next!.skipped], [1, 1, 0], 'never read again');
+    assert.equal((await storedAs(t, '<after-maze@blog.example>')).length, 1);
   });
 });
