@@ -330,11 +330,12 @@ export function recordingLogger(): Logger & { lines: string[] } {
 export const read = (source: string | Buffer) => parseMessage(source, loadConfig(undefined, {}).inbox.parseTimeoutMs);
 
 /**
- * The slowest `/healthz` answer allowed while hostile mail is read, ms: far above a turn of the
- * event loop the reading takes (9-52 ms measured, up to 190 ms with a load average of 16 on the
- * 2-core development machine), far below the 9.8 to 14.7 s mailparser's own HTML to text held it.
+ * The slowest `/healthz` answer allowed while hostile mail is read, ms: far above what the reading
+ * holds the event loop for (9-52 ms measured on the 2-core development machine; up to 870 ms, once,
+ * with a load average of 15, where the tests' process gets a seventh of a core), far below the 9.8
+ * to 14.7 s mailparser's own HTML to text held it.
  */
-export const HEALTHZ_BOUND_MS = 1000;
+export const HEALTHZ_BOUND_MS = 2000;
 
 /** The header lines of a hostile message, from a sender no thread knows (parsing comes before matching). */
 const strangerHead = (subject: string, contentType: string) => [
