@@ -4,7 +4,8 @@
  * `toContact` and `requireContactRow`; `contactVerification` writes a verdict and
  * `DiscoveredContacts` saves what a contact finder found.
  */
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { caseInsensitive } from '../db/collation.js';
 import { insertRow, precompiledQuery } from '../db/compiled.js';
 import type { ContactsTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
@@ -122,7 +123,7 @@ const byEmail = precompiledQuery((db, param) =>
     .selectFrom('contacts')
     .selectAll()
     .where('prospect_id', '=', param('prospectId'))
-    .where(sql<string>`email COLLATE NOCASE`, '=', param('email'))
+    .where(caseInsensitive('email'), '=', param('email'))
     .orderBy('created_at')
     .orderBy('id')
     .limit(1),

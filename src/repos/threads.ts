@@ -4,6 +4,7 @@
  * lists). The reply endpoint reuses `requireThread`.
  */
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { caseInsensitive } from '../db/collation.js';
 import { insertRow, precompiledQuery } from '../db/compiled.js';
 import type { Database, ThreadMessagesTable, ThreadsTable } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
@@ -493,7 +494,7 @@ const latestBySender = precompiledQuery((db, param, shape: 'site' | 'any') => {
     .selectFrom('contacts as c')
     .innerJoin('threads as t', 't.contact_id', 'c.id')
     .select(['t.id as threadId', 'c.id as contactId', 'c.email as contactEmail'])
-    .where(sql<string>`c.email COLLATE NOCASE`, '=', param('email'));
+    .where(caseInsensitive('c.email'), '=', param('email'));
   if (shape === 'site') query = query.where('c.site_id', '=', param('siteId'));
   return query.orderBy('t.updated_at', 'desc').orderBy('t.id', 'desc').limit(1);
 });
