@@ -7,7 +7,6 @@ import type { ScryptQueue } from './domain/passwords.js';
 import { assembleApp, type App } from './app.js';
 import { storeLocation, type Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
-import { startBackgroundCheckpoints } from './db/sqlite/checkpointer.js';
 import { migrate } from './db/migrate.js';
 import { createFixture, type Fixture } from './fixture/index.js';
 import { listen, type Listener } from './http/listen.js';
@@ -55,7 +54,7 @@ export interface RunningServer {
    * (./http/shutdown.ts); meanwhile each worker finishes the item in hand (within the grace, or
    * `SETTLE_MS` if longer; one still busy then is left, and its item is taken up again at the
    * next start); then
-   * closes the mail transport, the checkpointer and (when it opened it) the store.
+   * closes the mail transport, the store's upkeep (WAL checkpoints) and (when it opened it) the store.
    * @param graceMs default `server.shutdownGraceMs`, ms.
    */
   shutdown(graceMs?: number): Promise<void>;
@@ -97,8 +96,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const logger = options.logger ?? createLogger(config.log);
   const store = options.store ?? (await openStoreOf(config));
   await migrate(store);
-  // WAL checkpoints in a worker thread, never inside a request's commit.
-  const checkpointer = startBackgroundCheckpoints(store, { logger });
+  // The store's upkeep off the request path (SQLite: WAL checkpoints in a worker thread, never
+  // inside a request's commit).
+  const maintenance = store.startMaintenance(logger);
   // After migrate and any import: the data now is what a reset restores.
   const fixture = config.fixture.enabled
     ? await createFixture({ config, store, clock: options.clock ?? systemClock })
@@ -147,7 +147,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     requestTimeoutMs: config.server.requestTimeoutMs,
   }).catch(async (error: unknown) => {
     await workers.stop();
-    await checkpointer?.stop();
+    await maintenance?.stop();
     await limiter?.close();
     providers.mail.close();
     throw error;
@@ -180,7 +180,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       );
     providers.mail.close();
     await limiter?.close();
-    await checkpointer?.stop();
+    await maintenance?.stop();
     if (!options.store) await store.close();
   };
   const running: RunningServer = {

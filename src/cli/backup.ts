@@ -6,8 +6,6 @@
 import type { Command } from 'commander';
 import { storeLocation, type Config } from '../config.js';
 import { type CliIo, printer } from './io.js';
-import { backupTo } from '../db/sqlite/backup.js';
-import { describeLocation, isPostgresUrl } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
 import { openStoreOf } from '../server.js';
 
@@ -34,17 +32,13 @@ export function registerBackupCommand(
     .action(async (file: string, _options: unknown, command: Command) => {
       const config = configOf(command);
       const location = storeLocation(config);
-      if (isPostgresUrl(location))
-        throw fail(
-          `backup copies a SQLite database; ${describeLocation(location)} is PostgreSQL: back it up with pg_dump (e.g. pg_dump --format=custom --file=${file} <database>)`,
-        );
       prepareDatabaseFile(location, { create: false }); // no database there: refused, none created
+      // A store that cannot be copied so (PostgreSQL) refuses, naming the tool that can.
       const store = await openStoreOf(config);
       try {
-        if (store.dialect !== 'sqlite') throw fail('backup copies a SQLite database');
-        const { bytes, durationMs } = await backupTo(store, file);
+        const { bytes, durationMs } = await store.backupTo(file);
         printer(io.stdout)(
-          `backed up ${location} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s`,
+          `backed up ${store.location} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s`,
         );
       } catch (error) {
         throw fail((error as Error).message);

@@ -15,12 +15,11 @@
  */
 import { MultiBar, type SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
 import { storeLocation, type Config } from '../config.js';
 import { type CliIo, printer } from './io.js';
-import { isPostgresUrl } from '../db/connection.js';
+import { prepareDatabaseFile } from '../db/database-file.js';
 import { openStoreOf } from '../server.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
@@ -74,7 +73,12 @@ export function registerInboxCommand(
       const unknown = (options.connection ?? []).filter((id) => !configured.includes(id));
       if (unknown.length) throw fail(`not in inbox.connections: ${unknown.join(', ')}`);
       const location = storeLocation(config);
-      if (!isPostgresUrl(location) && !existsSync(location)) throw fail(`no database at ${location}`);
+      // A file must hold a database already: refused, none created.
+      try {
+        prepareDatabaseFile(location, { create: false });
+      } catch (error) {
+        throw fail((error as Error).message);
+      }
       const logger = createLogger({ ...config.log, destination: io.stderr });
       const providers = createProviders(config, logger, io.env);
       const store = await openStoreOf(config);

@@ -14,7 +14,7 @@ import {
   storeLocation,
   type Config,
 } from '../config.js';
-import { describeLocation, isPostgresUrl, type Store, withoutPasswords } from '../db/connection.js';
+import { capabilitiesAt, describeLocation, type Store, withoutPasswords } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
 import { migrate } from '../db/migrate.js';
 import { SCOPES } from '../domain/scopes.js';
@@ -205,9 +205,10 @@ export function buildCli(io: CliIo = processIo()): Command {
           command.error('outreach-api: --seed needs --fixture', { exitCode: 2 });
         const location = storeLocation(config);
         const shown = describeLocation(location);
-        if (config.fixture.enabled && isPostgresUrl(location))
+        const capabilities = capabilitiesAt(location);
+        if (config.fixture.enabled && !capabilities.canSnapshot)
           command.error(
-            `outreach-api: --fixture needs a SQLite database (a file, or --db :memory:): its reset puts a SQLite file back; ${shown} is PostgreSQL`,
+            `outreach-api: --fixture needs a SQLite database (a file, or --db :memory:): its reset puts a SQLite file back; ${shown} is ${capabilities.product}`,
             { exitCode: 2 },
           );
         if (location === ':memory:' && !options.import && !options.demo)

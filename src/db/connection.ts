@@ -3,13 +3,13 @@
  * store's shape and its transactions are in `./store.ts`; SQLite's connection in `./sqlite/store.ts`.
  */
 import { isPostgresUrl } from './location.js';
-import { openPostgresStore } from './postgres/store.js';
-import { openSqliteStore } from './sqlite/store.js';
-import type { OpenOptions, Store } from './store.js';
+import { openPostgresStore, POSTGRES_CAPABILITIES } from './postgres/store.js';
+import { openSqliteStore, SQLITE_CAPABILITIES } from './sqlite/store.js';
+import type { OpenOptions, Store, StoreCapabilities } from './store.js';
 
-export type { OpenOptions, Store, TracedQuery } from './store.js';
+export type { OpenOptions, Store, StoreCapabilities, TracedQuery } from './store.js';
 export { inTransaction, storeOf } from './store.js';
-export { describeLocation, isPostgresUrl, withoutPasswords } from './location.js';
+export { describeLocation, withoutPasswords } from './location.js';
 
 /**
  * Opens the store at `location` (decisions.md §16): a `postgres://` or `postgresql://` URL opens
@@ -22,3 +22,10 @@ export async function openStore(location: string, options: OpenOptions = {}): Pr
   if (isPostgresUrl(location)) return openPostgresStore(location, options);
   return openSqliteStore(location, options);
 }
+
+/**
+ * What the store at `location` can do, before it is opened (for the commands that refuse early
+ * what it cannot: `serve --fixture` needs `canSnapshot`); the same as the opened store's.
+ */
+export const capabilitiesAt = (location: string): StoreCapabilities =>
+  isPostgresUrl(location) ? POSTGRES_CAPABILITIES : SQLITE_CAPABILITIES;

@@ -6,7 +6,6 @@
  * ready until a check that reaches the data succeeds again (`checkStore`), so `/readyz` takes the
  * instance out of a load balancer's rotation meanwhile.
  */
-import { sql } from 'kysely';
 import { ShareFullError } from './share.js';
 import type { Store } from './store.js';
 
@@ -89,16 +88,6 @@ export function noteStoreFailure(store: Store, error: unknown): boolean {
  * - PostgreSQL, when marked down: a statement on a pooled connection (when not, the caller's
  *   own statements show whether the server answers).
  */
-export async function checkStore(store: Store): Promise<boolean> {
-  if (store.dialect === 'postgres' && store.health.downSince === null) return true;
-  try {
-    if (store.dialect === 'sqlite') await store.checkFile();
-    else await sql`SELECT 1`.execute(store.db);
-  } catch (error) {
-    if (store.dialect === 'sqlite' && store.health.downSince === null) store.health.downSince = Date.now();
-    noteStoreFailure(store, error);
-    return false;
-  }
-  store.health.downSince = null;
-  return true;
+export function checkStore(store: Store): Promise<boolean> {
+  return store.pieces.checkStore();
 }

@@ -3,8 +3,8 @@
  * (decisions.md §16 "Background work across instances"): each takes an advisory lock of its own
  * key. On SQLite one process serves the file, and the work simply runs.
  */
-import { sql, type Kysely } from 'kysely';
-import { inTransaction, type Store, storeOf } from './store.js';
+import type { Kysely } from 'kysely';
+import { inTransaction, piecesOf, type Store } from './store.js';
 import type { Database } from './schema.js';
 
 /** The advisory lock keys of the service (one number each; any constant the database's other users do not take). */
@@ -29,15 +29,9 @@ export function onOneInstance<T>(
   skipped: T,
   fn: (trx: Kysely<Database>) => Promise<T>,
 ): Promise<T> {
-  return inTransaction(db, async (trx) => {
-    if (storeOf(db).dialect === 'postgres') {
-      const { rows } = await sql<{
-        locked: boolean;
-      }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_LOCKS[key]}) AS locked`.execute(trx);
-      if (!rows[0]?.locked) return skipped;
-    }
-    return fn(trx);
-  });
+  return inTransaction(db, async (trx) =>
+    (await piecesOf(trx).lockForTransaction(trx, ADVISORY_LOCKS[key])) ? fn(trx) : skipped,
+  );
 }
 
 /**
@@ -46,22 +40,11 @@ export function onOneInstance<T>(
  * its own, held until `fn` settles (or the instance dies, which ends its session); resolves with
  * `busy` at once when another instance holds it. On SQLite `fn` always runs.
  */
-export async function exclusivelyAcrossInstances<T>(
+export function exclusivelyAcrossInstances<T>(
   store: Store,
   key: keyof typeof ADVISORY_LOCKS,
   busy: T,
   fn: () => Promise<T>,
 ): Promise<T> {
-  if (store.dialect !== 'postgres') return fn();
-  const client = await store.connectAlone();
-  try {
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
-      ADVISORY_LOCKS[key],
-    ]);
-    if (!rows[0]?.locked) return busy;
-    return await fn();
-  } finally {
-    // Ending the session releases the lock.
-    await client.end().catch(() => {});
-  }
+  return store.pieces.runExclusively(ADVISORY_LOCKS[key], busy, fn);
 }

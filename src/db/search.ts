@@ -1,7 +1,7 @@
 /**
  * Case-insensitive substring search (decisions.md §5, §16), as each store says it: the one piece
  * of a search condition that differs between the dialects, and how a search's statements run.
- * Every script folds case the same way on both (`foldCase`, SQLite's `fold()`, PostgreSQL's
+ * Every script folds case the same way on both (`foldCase` of ./sqlite/functions.ts, SQLite's `fold()`, PostgreSQL's
  * `fold()` of sql/postgres/0001_init.sql), for terms of any length, and every searched column has
  * a folded copy the store keeps (`<column>_folded`, sql/sqlite/0008_search_folded.sql and its
  * PostgreSQL twin), so no search folds a row: a search costs native string comparisons, never
@@ -18,40 +18,24 @@
  * store's share for searches (`./share.ts`), on SQLite on a reader thread, off the event loop
  * (`./sqlite/readers.ts`).
  */
-import { type Compilable, type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type Compilable, type Expression, type Kysely, type SqlBool, sql } from 'kysely';
+import type { Contains, SearchedColumn, SearchIndex } from './dialect.js';
 import type { Database } from './schema.js';
-import { foldCase } from './sqlite/functions.js';
-import { dialectOf, longReaderOf } from './store.js';
+import { longReaderOf, piecesOf } from './store.js';
 
 /** Shortest term a trigram index can answer; shorter terms test every row of the scope. */
-const TRIGRAM_MIN_CHARS = 3;
-
-/** `term` as one FTS5 phrase: in double quotes, inner quotes doubled, so nothing in it is syntax. */
-const ftsPhrase = (term: string) => `"${term.replaceAll('"', '""')}"`;
-
-/** `term` as a LIKE pattern's literal part: `\`, `%` and `_` escaped by a backslash (LIKE's default escape). */
-const escapeLike = (term: string) => term.replace(/[\\%_]/g, '\\$&');
-
-/** A searched column of a table (its folded copy is `<column>_folded`). */
-type SearchedColumn = 'title' | 'domain' | 'url' | 'description' | 'body' | 'author_handle' | 'evidence_quote';
-
-/** A test of one column for the term: whether the folded column contains the folded term. */
-export type Contains = (column: SearchedColumn) => RawBuilder<SqlBool>;
-
-/** A searchable table and its SQLite FTS5 index (a rowid set of the rows whose searchable text holds a trigram phrase). */
-export interface SearchIndex {
-  table: 'prospects' | 'leads';
-  fts: 'prospects_fts' | 'leads_fts';
-}
+export const TRIGRAM_MIN_CHARS = 3;
 
 /** The folded copy of `column`. */
-const folded = (column: SearchedColumn) => sql.ref(`${column}_folded`);
+export const folded = (column: SearchedColumn) => sql.ref(`${column}_folded`);
 
 /**
- * The WHERE condition of a search for `term` (non-empty) over `index.table` on `db`'s store.
+ * The WHERE condition of a search for `term` (non-empty) over `index.table` on `db`'s store, as
+ * its dialect says it (`./sqlite/pieces.ts`, `./postgres/pieces.ts`).
  * `condition(contains)` spells out which columns match, and when (a lead's hidden text only when
  * it is not redacted); on SQLite a 3+ character term uses the FTS5 table instead, which holds
  * exactly that text.
+ * @throws Error when `db` belongs to no open store.
  */
 export function textSearch(
   db: Kysely<Database>,
@@ -59,16 +43,7 @@ export function textSearch(
   index: SearchIndex,
   condition: (contains: Contains) => Expression<SqlBool>,
 ): Expression<SqlBool> {
-  const short = [...term].length < TRIGRAM_MIN_CHARS;
-  if (dialectOf(db) === 'postgres') {
-    if (short) return condition((column) => sql<SqlBool>`strpos(${folded(column)}, fold(${term}::text)) > 0`);
-    const literal = escapeLike(term);
-    return condition((column) => sql<SqlBool>`${folded(column)} LIKE ('%' || fold(${literal}::text) || '%')`);
-  }
-  if (!short)
-    return sql<SqlBool>`${sql.ref(`${index.table}.rowid`)} IN (SELECT rowid FROM ${sql.table(index.fts)} WHERE ${sql.table(index.fts)} MATCH ${ftsPhrase(term)})`;
-  const needle = foldCase(term);
-  return condition((column) => sql<SqlBool>`instr(${folded(column)}, ${needle}) > 0`);
+  return piecesOf(db).textSearch(term, index, condition);
 }
 
 /** Counts with a search's `SELECT count(*) AS n` query, in the search's turn. */

@@ -6,6 +6,8 @@
  */
 import type { CompiledQuery, Kysely } from 'kysely';
 import type pg from 'pg';
+import type { Logger } from '../logger.js';
+import type { DialectPieces } from './dialect.js';
 import type { Database } from './schema.js';
 import type { SqliteHandle } from './sqlite/handle.js';
 
@@ -15,7 +17,52 @@ export interface TracedQuery {
   parameters: readonly unknown[];
 }
 
-interface StoreBase {
+/**
+ * What a store can do beyond the statements every store runs, known from its location before it
+ * is opened (`capabilitiesAt`, ./connection.ts): what the layers above `db/` ask instead of which
+ * database it is.
+ */
+export interface StoreCapabilities {
+  /** The database's name, for messages: `SQLite` or `PostgreSQL`. */
+  readonly product: string;
+  /**
+   * Whether the data can be put back to a snapshot quickly (`createSnapshot`: the fixture's reset,
+   * decisions.md §14): SQLite's file can, a database other instances share cannot.
+   */
+  readonly canSnapshot: boolean;
+  /**
+   * Whether other instances may use the same data at once (PostgreSQL): work left in flight at
+   * start may be another live instance's, and in-process caches cannot be kept true.
+   */
+  readonly sharedByInstances: boolean;
+}
+
+/** A snapshot of the store that the data can be put back to (`Store.createSnapshot`). */
+export interface StoreSnapshot {
+  /** Puts every table back to the snapshot. Resolves with the number of written rows it looked at. */
+  restore(): Promise<number>;
+  /** Makes the current data the snapshot. Resolves with the number of written rows it copied. */
+  take(): Promise<number>;
+}
+
+/** What `Store.backupTo` wrote. */
+export interface BackupResult {
+  /** Size of the copy, bytes. */
+  bytes: number;
+  /** Time the copy took, ms. */
+  durationMs: number;
+}
+
+/** Refused by `Store.backupTo`, with the reason for the operator in its message. */
+export class BackupError extends Error {}
+
+/** The store's own upkeep off the request path (`Store.startMaintenance`), until stopped. */
+export interface Maintenance {
+  /** Stops it and leaves the store as it was without it. */
+  stop(): Promise<void>;
+}
+
+interface StoreBase extends StoreCapabilities {
   /**
    * The query builder. Read it at each use: `traceQueries` swaps it. Write transactions go
    * through `inTransaction(store.db, …)`.
@@ -54,10 +101,26 @@ interface StoreBase {
   /** Runs the `onReset` listeners; called by whoever put the data back. */
   emitReset(): void;
   /**
-   * Whether other instances may use the same data at once (PostgreSQL): work left in flight at
-   * start may be another live instance's, and in-process caches cannot be kept true.
+   * Takes a snapshot of the data that it can be put back to, and starts noting writes; once per
+   * store, before serving and outside any transaction (the fixture's reset, decisions.md §14).
+   * @throws Error when the store cannot (`canSnapshot` false), or has a snapshot already.
    */
-  readonly sharedByInstances: boolean;
+  createSnapshot(): Promise<StoreSnapshot>;
+  /**
+   * Writes a consistent copy of the data to the new file `file` (`outreach-api backup`,
+   * decisions.md §15), also while the server writes: first under a temporary name, then renamed.
+   * @throws BackupError when `file` exists or its directory does not, or when this store cannot be
+   *   copied so (the message names the tool that can).
+   */
+  backupTo(file: string): Promise<BackupResult>;
+  /**
+   * Starts the store's own upkeep off the request path (SQLite's WAL checkpoints in a worker
+   * thread, ./sqlite/checkpointer.ts), logging to `logger`.
+   * @returns null when there is none to run (PostgreSQL's server does its own; `:memory:`, Deno).
+   */
+  startMaintenance(logger: Logger): Maintenance | null;
+  /** `db/`'s own: what only this store's dialect can say (./dialect.ts). Nothing above `db/` uses it. */
+  readonly pieces: DialectPieces;
   /** Whether the store can serve (`./failures.ts`): `downSince` (ms since the epoch) is set while it cannot. */
   readonly health: StoreHealth;
   /**
@@ -228,15 +291,18 @@ export async function inTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Da
         return fn(trx);
       });
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (attempt >= RETRIES || context?.store.dialect !== 'postgres' || (code !== '40P01' && code !== '40001'))
-        throw error;
+      if (attempt >= RETRIES || !context?.store.pieces.retriesTransaction(error)) throw error;
     }
   }
 }
 
-/** The dialect of `db`'s store (SQLite when `db` belongs to no store made by `openStore`). */
-export const dialectOf = (db: Kysely<Database>): Store['dialect'] => contexts.get(db)?.store.dialect ?? 'sqlite';
+/**
+ * What only the dialect of `db`'s store can say (./dialect.ts), for `db/`'s modules that serve
+ * both stores.
+ * @throws Error when `db` was not made by `openStore` (or `inTransaction`): a builder of no store
+ *   has no dialect to assume.
+ */
+export const piecesOf = (db: Kysely<Database>): DialectPieces => storeOf(db).pieces;
 
 /**
  * The SQLite connection `trx` holds, for `db/`'s SQLite-only statements inside a transaction

@@ -9,7 +9,7 @@
  */
 import type { Insertable, Kysely } from 'kysely';
 import { precompiledQuery } from '../db/compiled.js';
-import { UpsertById } from '../db/upserts.js';
+import { UpsertById } from '../db/bulk-load.js';
 import type { Database, SqlBool } from '../db/schema.js';
 
 /** Child tables whose rows are replaced with their parent's: table → parent column. */

@@ -34,7 +34,7 @@ describe('background WAL checkpoints', () => {
   it('copies the WAL into the database file from a worker, never from a commit', async () => {
     const lines: { message: string; fields?: Record<string, unknown> }[] = [];
     const logger: Logger = { log: (_level, message, fields) => lines.push({ message, fields }) };
-    const checkpointer = startBackgroundCheckpoints(store, { logger, intervalMs: 20 });
+    const checkpointer = startBackgroundCheckpoints(sqliteStore(store), { logger, intervalMs: 20 });
     assert.ok(checkpointer, 'a file store under Node gets one');
     assert.equal(autocheckpoint(store), 0, 'no checkpoint inside a commit');
     const before = statSync(sqliteStore(store).path).size;

@@ -1,15 +1,21 @@
 /**
  * `Store.close()` closes the SQLite connection however the store was used: before, a store that
  * ran no query through the query builder (kysely opens its connection lazily) kept the file open
- * after `close()`, with its write-ahead log never checkpointed into the database file.
+ * after `close()`, with its write-ahead log never checkpointed into the database file. What a
+ * store can do is known from its location before it opens (`capabilitiesAt`), and a query builder
+ * of no store has no dialect to assume: `db/`'s pieces refuse it (before, `dialectOf` answered
+ * `sqlite` for it).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { openStore } from '../../src/db/connection.js';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { capabilitiesAt, openStore } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
+import type { Database } from '../../src/db/schema.js';
+import { textSearch } from '../../src/db/search.js';
 import { sqliteStore } from '../helpers/stores.js';
 
 describe('closing a store', () => {
@@ -32,5 +38,32 @@ describe('closing a store', () => {
     await store.db.selectFrom('accounts').select('id').execute();
     await store.close();
     assert.throws(() => sqliteStore(store).sqlite.prepare('SELECT 1'), /not open/);
+  });
+});
+
+describe('what a store can do, and a builder of no store', () => {
+  it('knows the capabilities of a location before it opens, the same as the opened store', async () => {
+    assert.deepEqual(capabilitiesAt('postgres://someone@db.example/outreach'), {
+      product: 'PostgreSQL',
+      canSnapshot: false,
+      sharedByInstances: true,
+    });
+    assert.deepEqual(capabilitiesAt('POSTGRESQL://db.example/outreach').product, 'PostgreSQL');
+    const store = await openStore(':memory:');
+    try {
+      const { product, canSnapshot, sharedByInstances } = store;
+      assert.deepEqual({ product, canSnapshot, sharedByInstances }, capabilitiesAt(':memory:'));
+      assert.deepEqual(capabilitiesAt(':memory:'), { product: 'SQLite', canSnapshot: true, sharedByInstances: false });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a query builder that belongs to no open store instead of assuming a dialect', () => {
+    const foreign = new Kysely<Database>({ dialect: new SqliteDialect({ database: {} as never }) });
+    assert.throws(
+      () => textSearch(foreign, 'abc', { table: 'prospects', fts: 'prospects_fts' }, () => sql`1 = 1`),
+      /belongs to no open store/,
+    );
   });
 });

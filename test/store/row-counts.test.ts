@@ -26,7 +26,8 @@ import { listKeywords } from '../../src/repos/keywords.js';
 import { listLeads, type LeadFilter } from '../../src/repos/leads.js';
 import { getPipeline } from '../../src/repos/pipeline.js';
 import { listProspects } from '../../src/repos/prospects.js';
-import { COUNTED_TABLES, backfillStatements } from '../../src/db/row-counters.js';
+import { COUNTED_TABLES } from '../../src/db/row-counters.js';
+import { backfillStatements } from '../../src/db/sqlite/row-counters.js';
 import { listThreadMessages, listThreads } from '../../src/repos/threads.js';
 import {
   BACKLINK_STATUSES,

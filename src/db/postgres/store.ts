@@ -27,7 +27,23 @@ import { describeLocation } from '../location.js';
 import { noteStoreFailure, storeFailureOf } from '../failures.js';
 import type { Database } from '../schema.js';
 import { SHARE_DEFAULTS, Share } from '../share.js';
-import { type LongReader, type PostgresOptions, type PostgresStore, registerDb, resetSignal } from '../store.js';
+import {
+  BackupError,
+  type LongReader,
+  type PostgresOptions,
+  type PostgresStore,
+  registerDb,
+  resetSignal,
+  type StoreCapabilities,
+} from '../store.js';
+import { postgresPieces } from './pieces.js';
+
+/** What a PostgreSQL store can do (see `StoreCapabilities`): every instance may use the database at once. */
+export const POSTGRES_CAPABILITIES: StoreCapabilities = {
+  product: 'PostgreSQL',
+  canSnapshot: false,
+  sharedByInstances: true,
+};
 
 /** `int8` (counts) and `numeric` (sums) as numbers; every other type as `pg` parses it. */
 const types = {
@@ -150,9 +166,10 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
       searches.run(() => fn(async (query) => (await builder.executeQuery(query)).rows));
   const store: PostgresStore = {
     dialect: 'postgres',
+    ...POSTGRES_CAPABILITIES,
+    pieces: postgresPieces(() => store),
     db,
     location: describeLocation(url),
-    sharedByInstances: true,
     health: { downSince: null },
     pool,
     async connectAlone() {
@@ -168,6 +185,16 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
     },
     changeStamp: () => null,
     markChanged() {},
+    createSnapshot: () =>
+      Promise.reject(new Error('a PostgreSQL database cannot be snapshot: other instances may write it meanwhile')),
+    backupTo: (file) =>
+      Promise.reject(
+        new BackupError(
+          `backup copies a SQLite database; ${store.location} is PostgreSQL: back it up with pg_dump (e.g. pg_dump --format=custom --file=${file} <database>)`,
+        ),
+      ),
+    // Its server checkpoints and vacuums by itself.
+    startMaintenance: () => null,
     traceQueries(hook) {
       const report = (event: LogEvent) => hook({ sql: event.query.sql, parameters: event.query.parameters });
       // The same pool; never destroyed (that would end the pool).

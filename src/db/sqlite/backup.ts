@@ -6,20 +6,11 @@
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { SqliteStore } from '../store.js';
-
-export interface BackupResult {
-  /** Size of the copy, bytes. */
-  bytes: number;
-  /** Time the copy took, ms. */
-  durationMs: number;
-}
-
-export class BackupError extends Error {}
+import { BackupError, type BackupResult, type SqliteStore } from '../store.js';
 
 /**
- * Writes a copy of `store` to `file`: first under a temporary name in the same directory, then
- * renamed, so `file` never holds a partial copy.
+ * Writes a copy of `store` to `file` (`Store.backupTo` of a SQLite store): first under a
+ * temporary name in the same directory, then renamed, so `file` never holds a partial copy.
  * @throws BackupError when `file` already exists or its directory does not.
  */
 export async function backupTo(store: SqliteStore, file: string): Promise<BackupResult> {

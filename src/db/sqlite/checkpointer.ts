@@ -18,7 +18,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../logger.js';
-import type { Store } from '../connection.js';
+import type { Maintenance, SqliteStore } from '../store.js';
 import { addonFile } from './addon.js';
 
 /** The automatic checkpoint threshold SQLite uses by default (pages), restored when the worker stops or fails. */
@@ -58,7 +58,7 @@ export interface CheckpointStats {
   maxMs: number;
 }
 
-export interface Checkpointer {
+export interface Checkpointer extends Maintenance {
   stats: CheckpointStats;
   /** Stops the worker (after its checkpoint in hand) and turns the automatic checkpoint back on. */
   stop(): Promise<void>;
@@ -67,14 +67,14 @@ export interface Checkpointer {
 /**
  * Moves `store`'s WAL checkpoints to a worker thread (see the module comment). Each checkpoint
  * that copied pages is logged at `debug` with its duration; `stop()` logs a summary at `info`.
- * @returns null when the store cannot have one (PostgreSQL, Deno, `:memory:`, addon not found):
- * a SQLite store's automatic checkpoint is left on.
+ * `Store.startMaintenance` of a SQLite store.
+ * @returns null when the store cannot have one (Deno, `:memory:`, addon not found): its automatic
+ * checkpoint is left on.
  */
 export function startBackgroundCheckpoints(
-  store: Store,
+  store: SqliteStore,
   options: { logger: Logger; intervalMs?: number },
 ): Checkpointer | null {
-  if (store.dialect !== 'sqlite') return null;
   const file = addonFile();
   if (file === null || store.path === ':memory:' || store.path === '') return null;
   const { logger } = options;

@@ -21,16 +21,9 @@
  * connection (another process) are not seen. Memory: one copy of the data.
  */
 import type { SqliteHandle, SqliteStatement } from './handle.js';
-import type { SqliteStore } from '../store.js';
+import type { SqliteStore, StoreSnapshot } from '../store.js';
 
 const SNAPSHOT = 'fixture_snapshot';
-
-export interface StoreSnapshot {
-  /** Puts every table back to the snapshot. Resolves with the number of written rows it looked at. */
-  restore(): Promise<number>;
-  /** Makes the current data the snapshot. Resolves with the number of written rows it copied. */
-  take(): Promise<number>;
-}
 
 interface TableCopy {
   name: string;

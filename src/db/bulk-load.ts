@@ -1,6 +1,8 @@
 /**
- * Insert-or-replace by id, for loading records whose ids may already be stored (the import):
- * the one place the two stores differ in how that is fastest and safe.
+ * What a bulk load (the import) asks of the store: insert-or-replace by id, for records whose ids
+ * may already be stored, and the row counters paused while it writes (`pauseRowCounts`).
+ *
+ * Insert-or-replace by id is where the two stores differ in how that is fastest and safe.
  *
  * Never `INSERT OR REPLACE` (nor DELETE and INSERT): that deletes the old row, and with it
  * (ON DELETE CASCADE) every record below it. An existing row is updated in place instead.
@@ -13,8 +15,9 @@
  */
 import type { InsertObject, Kysely, UpdateObject } from 'kysely';
 import { type ParamOf, precompiledQuery } from './compiled.js';
+import type { CountedTable } from './row-counters.js';
 import type { Database } from './schema.js';
-import { dialectOf } from './store.js';
+import { piecesOf } from './store.js';
 
 /** Tables with a text `id` primary key. */
 type TableWithId = {
@@ -72,7 +75,7 @@ export class UpsertById {
     const columns = Object.keys(first);
     if (columns[0] !== 'id') throw new Error(`a row of ${table} must name its id first`);
     this.shape = `${table}:${columns.join(',')}`;
-    this.clashed = dialectOf(trx) === 'postgres';
+    this.clashed = piecesOf(trx).failedStatementAbortsTransaction;
   }
 
   /**
@@ -94,4 +97,25 @@ export class UpsertById {
     await update.run(this.trx, row, this.shape);
     return true;
   }
+}
+
+/**
+ * Stops counting `tables` for the rest of the current transaction `trx`, for a bulk load, and
+ * resolves with `resume`, to call before that transaction commits: it recounts each table from
+ * its rows and counts on. A rollback (a refused import) undoes both. Call it with a write
+ * transaction (`inTransaction`).
+ *
+ * - SQLite: drops their counting triggers, then recounts with the migration's backfill
+ *   statements and recreates them (./sqlite/row-counters.ts).
+ * - PostgreSQL: `pause_row_counts` and `resume_row_counts` of sql/postgres/0003_row_counts.sql
+ *   (the tables locked against other writers until the commit; their search indexes' entries
+ *   merged at the resume).
+ * @throws Error when `trx` belongs to no open store.
+ */
+export async function pauseRowCounts(
+  trx: Kysely<Database>,
+  tables: readonly CountedTable[],
+): Promise<() => Promise<void>> {
+  if (tables.length === 0) return async () => {};
+  return piecesOf(trx).pauseRowCounts(trx, tables);
 }

@@ -1,0 +1,193 @@
+/**
+ * kysely's driver over SQLite's one connection (`./store.ts`): every statement, kysely's and the
+ * hot paths' alike, runs while holding the connection's lock (`ConnectionLock`); a transaction
+ * holds it from its `BEGIN IMMEDIATE` to its `COMMIT`, so no other request's statement can run on
+ * the connection in between. Prepared statements are kept in a small cache (`StatementCache`).
+ */
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  SqliteDialect,
+  type SqliteDatabase,
+} from 'kysely';
+import type { DirectResult, OpenOptions } from '../store.js';
+import type { SqliteHandle, SqliteStatement } from './handle.js';
+import { isDeno } from './addon.js';
+
+type CachedStatement = SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
+
+/** Opens the raw connection: better-sqlite3 under Node (the single executable's addon when given), `node:sqlite` under Deno. */
+export async function openRaw(path: string, options: OpenOptions): Promise<SqliteHandle> {
+  if (isDeno) {
+    const { openNodeSqlite } = await import('./node-sqlite.js');
+    return openNodeSqlite(path);
+  }
+  const { default: BetterSqlite3 } = await import('better-sqlite3');
+  const nativeBinding =
+    options.nativeBinding ?? (globalThis as { __OUTREACH_NATIVE_SQLITE__?: unknown }).__OUTREACH_NATIVE_SQLITE__;
+  return new BetterSqlite3(
+    path,
+    nativeBinding ? { nativeBinding: nativeBinding as string } : {},
+  ) as unknown as SqliteHandle;
+}
+
+/**
+ * The lock of the one connection: held by a kysely query or transaction from `acquire` to
+ * `release`, handed to the waiters in the order they came.
+ */
+export class ConnectionLock {
+  private held = false;
+  private readonly waiting: (() => void)[] = [];
+
+  /** Whether nothing holds the connection (nor waits for it). */
+  get free(): boolean {
+    return !this.held;
+  }
+
+  acquire(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+/** Statements kept prepared, by SQL text. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * `sqlite` with the statements it prepares kept for reuse. Preparing costs as much as running a
+ * small page query, and the SQL text kysely compiles is the same for every request of a route
+ * (values are parameters), so a small least-recently-used cache serves nearly every query.
+ * Statements are run synchronously and never iterated (the store does not stream), so one
+ * statement is never in use twice.
+ */
+export class StatementCache {
+  private readonly statements = new Map<string, CachedStatement>();
+  private closed = false;
+
+  /** @param failed sees every error a statement threw (before it is rethrown). */
+  constructor(
+    readonly sqlite: SqliteHandle,
+    private readonly failed: (error: unknown) => void,
+  ) {}
+
+  /** Closes the connection; a second call does nothing. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.sqlite.close();
+  }
+
+  prepare(sql: string): CachedStatement {
+    let statement = this.statements.get(sql);
+    if (statement !== undefined) {
+      this.statements.delete(sql); // re-inserted below as the most recently used
+    } else {
+      statement = this.sqlite.prepare(sql);
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value!);
+    }
+    this.statements.set(sql, statement);
+    return statement;
+  }
+
+  /** Runs `sql` with `parameters` now: its rows, or the rows it changed. */
+  run(sql: string, parameters: readonly unknown[]): DirectResult & { reader: boolean } {
+    try {
+      const statement = this.prepare(sql);
+      if (statement.reader) return { rows: statement.all(parameters), changes: 0, reader: true };
+      return { rows: [], changes: Number(statement.run(parameters).changes), reader: false };
+    } catch (error) {
+      this.failed(error);
+      throw error;
+    }
+  }
+
+  /** Runs `sql` (statements without parameters) now. */
+  exec(sql: string): void {
+    try {
+      this.sqlite.exec(sql);
+    } catch (error) {
+      this.failed(error);
+      throw error;
+    }
+  }
+}
+
+/** The one connection as kysely's driver sees it. */
+export class Connection implements DatabaseConnection {
+  constructor(private readonly statements: StatementCache) {}
+
+  executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const { rows, changes, reader } = this.statements.run(compiled.sql, compiled.parameters);
+    return Promise.resolve(reader ? { rows: rows as R[] } : { rows: [], numAffectedRows: BigInt(changes) });
+  }
+
+  // biome-ignore lint/correctness/useYield: the store never streams; kysely requires the method.
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('the SQLite store does not stream query results');
+  }
+}
+
+/**
+ * kysely's driver over the one connection: transactions begin `IMMEDIATE`, and every use of the
+ * connection goes through `lock`. Shared by every query builder of the store (`traceQueries`' too).
+ */
+export class LockedDriver implements Driver {
+  constructor(
+    private readonly connection: Connection,
+    private readonly lock: ConnectionLock,
+    private readonly statements: StatementCache,
+  ) {}
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    await this.lock.acquire();
+    return this.connection;
+  }
+
+  async beginTransaction(): Promise<void> {
+    this.statements.exec('BEGIN IMMEDIATE');
+  }
+
+  async commitTransaction(): Promise<void> {
+    this.statements.exec('COMMIT');
+  }
+
+  async rollbackTransaction(): Promise<void> {
+    // A failed COMMIT (a full disk, an I/O error) may have ended the transaction already.
+    try {
+      this.statements.exec('ROLLBACK');
+    } catch (error) {
+      if (!/no transaction is active/i.test((error as Error).message)) throw error;
+    }
+  }
+
+  async releaseConnection(): Promise<void> {
+    this.lock.release();
+  }
+
+  /** The store closes the connection itself (`SqliteStore.close`). */
+  async destroy(): Promise<void> {}
+}
+
+/** kysely's SQLite dialect with `driver` instead of its own. */
+export class LockedDialect extends SqliteDialect {
+  constructor(private readonly driver: LockedDriver) {
+    super({ database: {} as SqliteDatabase });
+  }
+
+  override createDriver(): Driver {
+    return this.driver;
+  }
+}
