@@ -13,10 +13,8 @@ import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
-import { storeLocation, type Config } from '../config.js';
-import { type CliIo, printer } from './io.js';
-import { prepareDatabaseFile } from '../db/database-file.js';
-import { openStoreOf } from '../server.js';
+import { type Cli, openDatabase } from './context.js';
+import { printer } from './io.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
 import { unknownScopeIds, type BacklinkScope } from '../repos/backlink-checks.js';
@@ -43,17 +41,11 @@ export function summaryLines(summary: PassSummary): string[] {
 }
 
 /**
- * Registers `backlinks check` on `program`.
- * @param configOf the CLI's configuration of a command (global `--db`, `--config`).
- * @param fail turns a message into the CLI's one-line failure (exit code 1).
- * @param io the summary goes to its stdout, progress and log lines to its stderr.
+ * Registers `backlinks check` on `program`: the summary goes to the CLI's stdout, progress and
+ * log lines to its stderr.
  */
-export function registerBacklinksCommand(
-  program: Command,
-  configOf: (command: Command) => Config,
-  fail: (message: string) => Error,
-  io: Pick<CliIo, 'stdout' | 'stderr'>,
-): void {
+export function registerBacklinksCommand(program: Command, cli: Cli): void {
+  const { io, fail } = cli;
   const backlinks = program.command('backlinks').description('the tracked backlinks');
   backlinks
     .command('check')
@@ -65,9 +57,8 @@ export function registerBacklinksCommand(
     .option('--backlink <id>', 'only this backlink (repeat for more)', (id: string, ids: string[] = []) => [...ids, id])
     .option('--all', 'every non-closed backlink in scope, not only the due ones')
     .action(async (options: CheckOptions, command: Command) => {
-      const config = configOf(command);
-      prepareDatabaseFile(storeLocation(config), { create: false }); // no database there: refused, none created
-      const store = await openStoreOf(config);
+      const config = cli.configOf(command);
+      const store = await openDatabase(config, cli.print, false); // no database there: refused, none created
       const controller = new AbortController();
       const interrupt = () => controller.abort();
       process.once('SIGINT', interrupt);
@@ -97,7 +88,7 @@ export function registerBacklinksCommand(
           onCheck: progress.onCheck,
         });
         progress.done();
-        for (const line of summaryLines(summary)) printer(io.stdout)(line);
+        for (const line of summaryLines(summary)) cli.print(line);
         if (controller.signal.aborted)
           throw fail('interrupted: the checks above are recorded; the other backlinks stay due');
       } finally {

@@ -4,25 +4,12 @@
  * server on the copy (`serve --db FILE`).
  */
 import type { Command } from 'commander';
-import { storeLocation, type Config } from '../config.js';
-import { type CliIo, printer } from './io.js';
-import { prepareDatabaseFile } from '../db/database-file.js';
-import { openStoreOf } from '../server.js';
+import { type Cli, openDatabase } from './context.js';
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 
-/**
- * Registers the command on `program`.
- * @param configOf the CLI's configuration of a command (global `--db`, `--config`).
- * @param fail turns a message into the CLI's one-line failure (exit code 1).
- * @param io where the report goes (the CLI's stdout).
- */
-export function registerBackupCommand(
-  program: Command,
-  configOf: (command: Command) => Config,
-  fail: (message: string) => Error,
-  io: Pick<CliIo, 'stdout'>,
-): void {
+/** Registers `backup` on `program`: the report goes to the CLI's stdout. */
+export function registerBackupCommand(program: Command, cli: Cli): void {
   program
     .command('backup')
     .description(
@@ -30,18 +17,16 @@ export function registerBackupCommand(
     )
     .argument('<file>', 'the copy to write (must not exist)')
     .action(async (file: string, _options: unknown, command: Command) => {
-      const config = configOf(command);
-      const location = storeLocation(config);
-      prepareDatabaseFile(location, { create: false }); // no database there: refused, none created
-      // A store that cannot be copied so (PostgreSQL) refuses, naming the tool that can.
-      const store = await openStoreOf(config);
+      // No database there: refused, none created.
+      const store = await openDatabase(cli.configOf(command), cli.print, false);
       try {
+        // A store that cannot be copied so (PostgreSQL) refuses, naming the tool that can.
         const { bytes, durationMs } = await store.backupTo(file);
-        printer(io.stdout)(
+        cli.print(
           `backed up ${store.location} to ${file}: ${mib(bytes)} (${bytes} bytes) in ${(durationMs / 1000).toFixed(2)} s`,
         );
       } catch (error) {
-        throw fail((error as Error).message);
+        throw cli.fail((error as Error).message);
       } finally {
         await store.close();
       }

@@ -17,13 +17,11 @@ import { MultiBar, type SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
-import { storeLocation, type Config } from '../config.js';
-import { type CliIo, printer } from './io.js';
-import { prepareDatabaseFile } from '../db/database-file.js';
-import { openStoreOf } from '../server.js';
+import { type Cli, openDatabase } from './context.js';
+import { printer } from './io.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
-import { createProviders } from '../providers/index.js';
+import { createProviders, type Providers } from '../providers/index.js';
 import { runInboxPass, type ConnectionSummary, type InboxPassOptions } from '../workers/inbox.js';
 
 const COLUMNS = ['fetched', 'matched', 'unmatched', 'duplicates', 'bounces', 'skipped', 'errors'] as const;
@@ -46,18 +44,11 @@ export function summaryLines(summaries: readonly ConnectionSummary[]): string[] 
 }
 
 /**
- * Registers `inbox sync` on `program`.
- * @param configOf the CLI's configuration of a command (global `--db`, `--config`).
- * @param fail turns a message into the CLI's one-line failure (exit code 1).
- * @param io the summary goes to its stdout, progress and log lines to its stderr; passwords are
- * read from its environment.
+ * Registers `inbox sync` on `program`: the summary goes to the CLI's stdout, progress and log
+ * lines to its stderr; passwords are read from its environment.
  */
-export function registerInboxCommand(
-  program: Command,
-  configOf: (command: Command) => Config,
-  fail: (message: string) => Error,
-  io: Pick<CliIo, 'stdout' | 'stderr' | 'env'>,
-): void {
+export function registerInboxCommand(program: Command, cli: Cli): void {
+  const { io, fail } = cli;
   const inbox = program.command('inbox').description('the inbox sync: replies read over IMAP');
   inbox
     .command('sync')
@@ -67,21 +58,14 @@ export function registerInboxCommand(
       id,
     ])
     .action(async (options: { connection?: string[] }, command: Command) => {
-      const config = configOf(command);
+      const config = cli.configOf(command);
       const configured = Object.keys(config.inbox.connections);
       if (configured.length === 0) throw fail('inbox.connections is empty: no mailbox to read');
       const unknown = (options.connection ?? []).filter((id) => !configured.includes(id));
       if (unknown.length) throw fail(`not in inbox.connections: ${unknown.join(', ')}`);
-      const location = storeLocation(config);
-      // A file must hold a database already: refused, none created.
-      try {
-        prepareDatabaseFile(location, { create: false });
-      } catch (error) {
-        throw fail((error as Error).message);
-      }
+      const store = await openDatabase(config, cli.print, false); // no database there: refused, none created
       const logger = createLogger({ ...config.log, destination: io.stderr });
-      const providers = createProviders(config, logger, io.env);
-      const store = await openStoreOf(config);
+      let providers: Providers | undefined;
       const controller = new AbortController();
       const interrupt = () => controller.abort();
       process.once('SIGINT', interrupt);
@@ -89,19 +73,20 @@ export function registerInboxCommand(
       const ids = options.connection ? [...new Set(options.connection)] : configured;
       const progress = io.stderr.isTTY ? barProgress(io.stderr) : lineProgress(io.stderr);
       try {
+        providers = createProviders(config, logger, io.env);
         await migrate(store);
         const summaries = await runInboxPass(
           { store, clock: systemClock, config, logger, classifier: providers.replyClassifier, env: io.env },
           { connectionIds: ids, signal: controller.signal, onStart: progress.onStart, onMessage: progress.onMessage },
         );
         progress.done(summaries);
-        for (const line of summaryLines(summaries)) printer(io.stdout)(line);
+        for (const line of summaryLines(summaries)) cli.print(line);
         if (controller.signal.aborted)
           throw fail('interrupted: the messages above are recorded; the rest are read next time');
       } finally {
         process.off('SIGINT', interrupt);
         process.off('SIGTERM', interrupt);
-        providers.mail.close();
+        providers?.mail.close();
         await store.close();
       }
     });

@@ -14,7 +14,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type CliIo, printer } from './io.js';
+import type { Cli } from './context.js';
 import { parseDuration } from './duration.js';
 import { readReadyFile } from './ready-file.js';
 
@@ -60,16 +60,8 @@ function parseUrl(value: string): URL {
   return url;
 }
 
-/**
- * Registers the command on `program`.
- * @param fail turns a message into the CLI's one-line failure (exit code 1).
- * @param io where the URL (stdout) goes.
- */
-export function registerWaitCommand(
-  program: Command,
-  fail: (message: string) => Error,
-  io: Pick<CliIo, 'stdout'>,
-): void {
+/** Registers `wait` on `program`: the URL goes to the CLI's stdout. */
+export function registerWaitCommand(program: Command, cli: Cli): void {
   program
     .command('wait')
     .description(
@@ -111,7 +103,7 @@ export function registerWaitCommand(
           const budget = Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, deadline - performance.now()));
           const failed = await probe(new URL('/readyz', origin), budget);
           if (failed === null) {
-            printer(io.stdout)(origin.origin);
+            cli.print(origin.origin);
             return;
           }
           // An attempt cut short by the deadline says less than the one before it.
@@ -121,7 +113,7 @@ export function registerWaitCommand(
         const now = performance.now();
         if (now >= deadline) {
           const after = options.timeout % 1000 === 0 ? `${options.timeout / 1000} s` : `${options.timeout} ms`;
-          throw fail(`not ready after ${after}: ${last}`);
+          throw cli.fail(`not ready after ${after}: ${last}`);
         }
         await sleep(Math.min(now - started < FAST_POLL_FOR_MS ? POLL_MS : SLOW_POLL_MS, deadline - now));
       }
