@@ -16,7 +16,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createProviders, type Providers } from './providers/index.js';
 import { installId } from './repos/install.js';
-import { countOutboxMessagesByStatus } from './repos/threads.js';
+import { countOutboxMessagesByStatus } from './repos/outbox.js';
 import { createWorkers, type Workers } from './workers/index.js';
 
 /**

@@ -21,3 +21,17 @@ export function hasControlCharacters(text: string): boolean {
 export function escapeControlCharacters(text: string): string {
   return text.replace(EVERY_CONTROL_OR_FORMAT, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 }
+
+/**
+ * The longest subject, characters: RFC 5322's line limit (998). An outgoing subject is cut to it
+ * (the subject of a reply comes from an inbound message, which anyone writes), and so is the
+ * stored subject of an inbound message.
+ */
+export const MAX_SUBJECT_CHARS = 998;
+
+/** The first `max` characters of `text`, not splitting a surrogate pair. */
+export function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}

@@ -11,6 +11,7 @@
  * steps, so the time is linear in the page.
  */
 import { type Handler, Parser } from 'htmlparser2';
+import { cut } from '../domain/text.js';
 
 /** Open elements past which a page is not read on (its elements deeper than that are dropped). */
 export const MAX_OPEN_ELEMENTS = 512;
@@ -26,13 +27,6 @@ export const MAX_STORED_CHARS = 500;
 export const MAX_STORED_URL_CHARS = 2048;
 /** Characters of a remote text read to make its stored form (whitespace may shrink them to fewer). */
 const MAX_READ_CHARS = 64 * 1024;
-
-/** The first `max` characters of `text`, not splitting a surrogate pair. */
-export function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const code = text.charCodeAt(max - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
-}
 
 /**
  * The stored form of a text from someone else's page: of its first 64 Ki characters, whitespace

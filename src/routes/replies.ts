@@ -2,7 +2,7 @@
  * Reply to a thread (contract §4 "Reply to thread"; decisions.md §7, §10), scope
  * `outreach:send`, both path forms, idempotent by `idempotencyKey`. The reply is queued in the
  * outbox in the same transaction as its idempotency record and delivered by the outbox worker
- * (`src/workers/outbox.ts`); its `status` moves queued → sent or failed in the thread's messages.
+ * (`src/workers/outbox.ts`; the queue's statements are `src/repos/outbox.ts`'s); its `status` moves queued → sent or failed in the thread's messages.
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
@@ -12,11 +12,11 @@ import { IdempotencyKeys, groupOperation } from '../http/middleware/idempotency.
 import { writeAccess } from '../http/middleware/json-body.js';
 import { requireWritablePlan } from '../http/middleware/plan.js';
 import { activeSender } from '../repos/email-accounts.js';
+import { outboxMessages, replySubject } from '../repos/outbox.js';
 import { countOutbound, requireThread, threadRecordId } from '../repos/threads.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { ReplyResult } from '../schemas/resources.js';
 import { ReplyBody, SiteIdParam, ThreadIdParam, jsonRequestBody } from '../schemas/writes.js';
-import { outbox } from '../workers/outbox.js';
 import { requireCallerSite } from './lookups.js';
 
 const REPLY_PATH = '/sites/{siteId}/threads/{threadId}/replies';
@@ -76,18 +76,14 @@ export function registerReplies(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
           return { thread, sender };
         },
         commit: async (trx, { thread, sender }, _: undefined, now) => {
-          await outbox.enqueue(
+          await outboxMessages.enqueue(
             trx,
             {
               threadId: thread.id,
               sender,
               to: [thread.contact.email],
               cc: body.ccEmails ?? [],
-              subject: await outbox.replySubject(
-                trx,
-                thread.id,
-                `Re: ${thread.prospect.title ?? thread.prospect.domain}`,
-              ),
+              subject: await replySubject(trx, thread.id, `Re: ${thread.prospect.title ?? thread.prospect.domain}`),
               body: body.body,
             },
             now,

@@ -12,7 +12,8 @@
  * `<pre>`); `<head>`, `<script>`, `<style>`, `<template>` and `<noscript>` give no text; links
  * give their text, images nothing.
  */
-import { BoundedHtmlParser, cut, SLICE_CHARS, nextTurn } from '../providers/bounded-html.js';
+import { cut } from '../domain/text.js';
+import { BoundedHtmlParser, SLICE_CHARS, nextTurn } from '../providers/bounded-html.js';
 
 /** Characters of a message's HTML (all its HTML parts together) that are read; the rest is not. */
 export const MAX_HTML_CHARS = 256 * 1024;

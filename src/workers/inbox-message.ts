@@ -17,9 +17,8 @@
 import { createHash } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { AddressObject, HeaderValue, MailParser, StructuredHeader } from 'mailparser';
-import { cut } from '../providers/bounded-html.js';
+import { cut, MAX_SUBJECT_CHARS } from '../domain/text.js';
 import { htmlText } from './inbox-html.js';
-import { MAX_SUBJECT_CHARS } from './outbox.js';
 
 /** One recipient of a delivery status notification (RFC 3464 §2.3). */
 export interface DeliveryRecipient {

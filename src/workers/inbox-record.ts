@@ -29,13 +29,13 @@ import type { HumanReplyClassification, ThreadClassification } from '../domain/e
 import { newId } from '../domain/ids.js';
 import type { Logger } from '../logger.js';
 import type { ReplyClassifier } from '../providers/index.js';
-import type { InboundWrite } from '../repos/inbox.js';
 import {
   latestThreadOfContactEmail,
   storedInboundMessage,
   threadsOfOutboundMessages,
   type InboundThread,
-} from '../repos/threads.js';
+  type InboundWrite,
+} from '../repos/inbox.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { inboundIdentity, type InboundMessage } from './inbox-message.js';

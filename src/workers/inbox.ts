@@ -50,7 +50,7 @@ import {
   recordInboxBatch,
   takeInboxLease,
 } from '../repos/inbox.js';
-import { storedInboundMessage } from '../repos/threads.js';
+import { storedInboundMessage } from '../repos/inbox.js';
 import { notFound } from '../domain/errors.js';
 import { parseMessage, UnreadableMessage, type InboundMessage } from './inbox-message.js';
 import { decide, settle, type Decision, type InboxResult } from './inbox-record.js';

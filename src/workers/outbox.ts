@@ -30,10 +30,7 @@ import type { Store } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { MailTransport } from '../providers/index.js';
-import { cut } from '../providers/bounded-html.js';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { outboxMessages as messages, type QueuedReply } from '../repos/threads.js';
+import { outboxMessages as messages } from '../repos/outbox.js';
 import { leasedPass, retryDelayMs, type LeasedQueue } from './lease.js';
 import { createWorker, type Worker } from './worker.js';
 
@@ -41,28 +38,6 @@ const BATCH = 20;
 /** The Message-ID's domain for a sender address without one (never so: addresses are validated). */
 // Stryker disable next-line StringLiteral: unreachable fallback (see the attempt below)
 const NO_DOMAIN = 'outreach-api.invalid';
-
-/**
- * The longest subject, characters: RFC 5322's line limit (998). An outgoing subject is cut to it
- * (the subject of a reply comes from an inbound message, which anyone writes), and so is the
- * stored subject of an inbound message.
- */
-export const MAX_SUBJECT_CHARS = 998;
-
-/** The queueing side of the outbox, for the reply route (in its idempotency transaction). */
-export const outbox = {
-  /** "Re: " + the thread's latest subject (not doubled), or `fallback`; at most `MAX_SUBJECT_CHARS`. */
-  async replySubject(db: Kysely<Database>, threadId: string, fallback: string): Promise<string> {
-    const subject = (await messages.latestSubject(db, threadId))?.trim();
-    if (!subject) return cut(fallback, MAX_SUBJECT_CHARS);
-    return cut(/^re:/i.test(subject) ? subject : `Re: ${subject}`, MAX_SUBJECT_CHARS);
-  },
-
-  /** In a transaction: a queued outbound message, due now; resolves with its id. */
-  enqueue(trx: Kysely<Database>, reply: QueuedReply, nowIso: string): Promise<string> {
-    return messages.enqueue(trx, reply, nowIso);
-  },
-};
 
 export interface OutboxWorkerDeps {
   store: Store;

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { caseInsensitive } from '../../src/db/collation.js';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
-import { latestThreadOfContactEmail } from '../../src/repos/threads.js';
+import { latestThreadOfContactEmail } from '../../src/repos/inbox.js';
 import { seedDemo } from '../../src/seed/demo.js';
 import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';
 const pgSkip = await serviceSkip('postgres');

@@ -21,7 +21,8 @@ import { FakeClock, isoAt } from '../../src/domain/clock.js';
 import { importDocument } from '../../src/import/index.js';
 import { silentLogger } from '../../src/logger.js';
 import type { MailTransport } from '../../src/providers/types.js';
-import { createOutboxWorker, outbox } from '../../src/workers/outbox.js';
+import { outboxMessages } from '../../src/repos/outbox.js';
+import { createOutboxWorker } from '../../src/workers/outbox.js';
 import { createTestDatabase, serviceSkip } from '../helpers/services.js';
 import { gate, writesFixture } from './helpers.js';
 
@@ -62,7 +63,7 @@ async function heldAttempt(location: string) {
   await migrate(stores[0]!);
   await importDocument(stores[0]!, writesFixture(), { nowIso: isoAt(clock.now()) });
   stores.push(await openStore(location));
-  const id = await outbox.enqueue(
+  const id = await outboxMessages.enqueue(
     stores[0]!.db,
     {
       threadId: 'thr_a1',

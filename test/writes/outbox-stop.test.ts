@@ -9,7 +9,8 @@ import { after, before, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
 import { silentLogger } from '../../src/logger.js';
 import type { MailTransport, OutgoingMail } from '../../src/providers/types.js';
-import { createOutboxWorker, outbox } from '../../src/workers/outbox.js';
+import { outboxMessages } from '../../src/repos/outbox.js';
+import { createOutboxWorker } from '../../src/workers/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { gate, startWriteServer } from './helpers.js';
 import { sqlGet } from '../helpers/sql.js';
@@ -24,7 +25,7 @@ it('stop() during a pass: the reply in hand is delivered, the rest stay queued f
   const ids: string[] = [];
   for (const body of ['first', 'second', 'third'])
     ids.push(
-      await outbox.enqueue(
+      await outboxMessages.enqueue(
         t.store.db,
         {
           threadId: 'thr_a1',

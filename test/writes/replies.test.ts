@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
-import { outbox } from '../../src/workers/outbox.js';
+import { outboxMessages } from '../../src/repos/outbox.js';
 import type { TestServer } from '../helpers/harness.js';
 import { chars, row, startSmtp, startWriteServer, type TestSmtp } from './helpers.js';
 import { refuseWrites, sqlRun } from '../helpers/sql.js';
@@ -49,7 +49,7 @@ describe('reply to a thread', () => {
   });
   /** Queues a reply straight into the outbox, without waking the worker (the test drives it). */
   const queue = (body: string) =>
-    outbox.enqueue(
+    outboxMessages.enqueue(
       t.store.db,
       {
         threadId: 'thr_a1',
