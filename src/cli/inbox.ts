@@ -22,7 +22,8 @@ import { printer } from './io.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
 import { createProviders, type Providers } from '../providers/index.js';
-import { runInboxPass, type ConnectionSummary, type InboxPassOptions } from '../workers/inbox.js';
+import { runInboxPass } from '../workers/inbox/pass.js';
+import type { ConnectionSummary, InboxPassOptions } from '../workers/inbox/types.js';
 
 const COLUMNS = ['fetched', 'matched', 'unmatched', 'duplicates', 'bounces', 'skipped', 'errors'] as const;
 

@@ -9,7 +9,7 @@ import { capabilitiesAt, describeLocation, type Store } from '../db/connection.j
 import { migrate } from '../db/migrate.js';
 import { systemClock } from '../domain/clock.js';
 import { verifyPassword } from '../domain/passwords.js';
-import { ADMIN_BASE } from '../fixture/admin.js';
+import { ADMIN_BASE } from '../fixture/admin/index.js';
 import { DOCS_PATH } from '../http/docs.js';
 import { API_BASE, OPENAPI_PATH } from '../http/paths.js';
 import { createLogger, type Logger } from '../logger.js';

@@ -3,7 +3,6 @@
  * chat-completions endpoint).
  */
 import type { Config } from '../config.js';
-import { withoutNul } from '../domain/text.js';
 import { chatCompletion } from './openai.js';
 import { ProviderError, type GeneratedMessage, type GenerationInput, type Generator } from './types.js';
 
@@ -132,8 +131,7 @@ export function createOpenAiGenerator(
 
 /** The `{ subject, body }` of a completion: JSON (possibly fenced), else "Subject: …" then the body. */
 function parseMessage(content: string, input: GenerationInput): Pick<GeneratedMessage, 'subject' | 'body'> {
-  // A NUL (U+0000) is no text a store may hold (issue #28): replaced, as in mail and pages.
-  const unfenced = withoutNul(content)
+  const unfenced = content
     .trim()
     .replace(/^```(?:json)?\s*/i, '')
     .replace(/\s*```$/, '');

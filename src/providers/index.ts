@@ -9,7 +9,7 @@
  * | mail          | `log`: records the message as sent, delivers nothing | `smtp`: nodemailer over `smtp.*`        |
  * | verifier      | `builtin`: syntax, disposable domains, DNS MX      | `http`: a verification service (`verifier.httpUrl`) |
  * | contactFinder | `builtin`: the prospect's stored page data         | `crawl`: fetches the prospect's pages (`crawl.*`, SSRF-guarded) |
- * | replyClassifier (inbox) | none: the inbox's phrases (workers/inbox-rules.ts) | with `generator: openai`: the same model (`openai.*`) |
+ * | replyClassifier (inbox) | none: the inbox's phrases (workers/inbox/rules.ts) | with `generator: openai`: the same model (`openai.*`) |
  *
  * ## Magic inputs (for fixtures and demos, like a payment API's test cards)
  *

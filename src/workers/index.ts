@@ -14,7 +14,7 @@ import type { Providers } from '../providers/index.js';
 import { onOneInstance } from '../db/locks.js';
 import { purgeExpiredKeys, releaseAbandonedKeys } from '../repos/idempotency-keys.js';
 import { createDiscoveryWorker, recoverInterruptedJobs } from './contact-discovery.js';
-import { createInboxWorker } from './inbox.js';
+import { createInboxWorker } from './inbox/pass.js';
 import { createMonitorWorker } from './monitor.js';
 import { createOutboxWorker } from './outbox.js';
 import { createWorker, type Worker } from './worker.js';

@@ -37,7 +37,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { importDocument, type ImportDocument } from '../../src/import/index.js';
 import { silentLogger } from '../../src/logger.js';
 import type { MailboxSession } from '../../src/providers/imap.js';
-import { runInboxPass } from '../../src/workers/inbox.js';
+import { runInboxPass } from '../../src/workers/inbox/pass.js';
 import { cliBundle } from '../helpers/cli.js';
 import { startDovecot } from '../helpers/dovecot.js';
 import { dsn, mail, outboxId, SENDER_DOMAIN } from '../inbox/helpers.js';

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/db/connection.js';
 import { importDocument } from '../../src/import/index.js';
-import { runInboxPass } from '../../src/workers/inbox.js';
+import { runInboxPass } from '../../src/workers/inbox/pass.js';
 import { serveProcess } from '../helpers/cli.js';
 import { startDovecot, type TestDovecot } from '../helpers/dovecot.js';
 import { serviceSkip } from '../helpers/services.js';

@@ -16,8 +16,9 @@
  */
 import type { ImportDocument } from '../../src/import/index.js';
 import type { Logger } from '../../src/logger.js';
-import { runInboxPass, type ConnectionSummary, type InboxPassOptions } from '../../src/workers/inbox.js';
-import { parseMessage } from '../../src/workers/inbox-message.js';
+import { runInboxPass } from '../../src/workers/inbox/pass.js';
+import type { ConnectionSummary, InboxPassOptions } from '../../src/workers/inbox/types.js';
+import { parseMessage } from '../../src/workers/inbox/message.js';
 import { loadConfig } from '../../src/config.js';
 import { account, contact, project, prospect, site, thread } from '../helpers/fixture.js';
 import type { TestDovecot } from '../helpers/dovecot.js';

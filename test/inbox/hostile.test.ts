@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { startDovecot, type TestDovecot } from '../helpers/dovecot.js';
 import type { TestServer } from '../helpers/harness.js';
 import { serviceSkip } from '../helpers/services.js';
-import { runInboxPass } from '../../src/workers/inbox.js';
+import { runInboxPass } from '../../src/workers/inbox/pass.js';
 import {
   HEALTHZ_BOUND_MS,
   USERS,

@@ -12,8 +12,8 @@ import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { messageOfFields } from '../../src/workers/inbox-message.js';
-import { decide } from '../../src/workers/inbox-record.js';
+import { messageOfFields } from '../../src/workers/inbox/message.js';
+import { decide } from '../../src/workers/inbox/record.js';
 import { ANA, inboxFixture, outboxId } from './helpers.js';
 import { sqliteStore } from '../helpers/stores.js';
 

@@ -17,8 +17,8 @@ import {
   messageIds,
   messageOfFields,
   UnreadableMessage,
-} from '../../src/workers/inbox-message.js';
-import { localPart } from '../../src/workers/inbox-record.js';
+} from '../../src/workers/inbox/message.js';
+import { localPart } from '../../src/workers/inbox/record.js';
 import {
   asksToStop,
   classifyByHeaders,
@@ -28,8 +28,8 @@ import {
   ownText,
   threadChanges,
   wordsOf,
-} from '../../src/workers/inbox-rules.js';
-import { MAX_HTML_CHARS } from '../../src/workers/inbox-html.js';
+} from '../../src/workers/inbox/rules.js';
+import { MAX_HTML_CHARS } from '../../src/workers/inbox/html.js';
 import { boundaryMaze, dsn, mail, outboxId, read } from './helpers.js';
 
 describe('reading a message', () => {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isoAt } from '../../src/domain/clock.js';
 import { openStore } from '../../src/db/connection.js';
-import { runInboxPass } from '../../src/workers/inbox.js';
+import { runInboxPass } from '../../src/workers/inbox/pass.js';
 import { startSmtp } from '../writes/helpers.js';
 import { startDovecot, type TestDovecot } from '../helpers/dovecot.js';
 import type { TestServer } from '../helpers/harness.js';

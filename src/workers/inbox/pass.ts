@@ -7,7 +7,7 @@
  * a time), and for each:
  * 1. takes the connection's lease, so that one instance syncs it at a time (decisions.md §16);
  *    a connection whose lease another holds is left to it (`busy`);
- * 2. logs in and EXAMINEs the mailbox (read-only: see `../providers/imap.ts`); a session `serve`
+ * 2. logs in and EXAMINEs the mailbox (read-only: see `../../providers/imap.ts`); a session `serve`
  *    kept open from the last pass asks STATUS first, and selects the mailbox again only when
  *    something is new;
  * 3. lists the new messages: those above the last UID handled, when the mailbox's UIDVALIDITY is
@@ -15,8 +15,8 @@
  *    `inbox.initialDays`, whose copies already stored are then dropped as duplicates;
  * 4. fetches them in batches of at most `BATCH_MESSAGES` messages and `BATCH_BYTES` bytes: a
  *    message over `inbox.maxBytes` is skipped unread, one that cannot be parsed or is not read
- *    within `inbox.parseTimeoutMs` is skipped, each other one is decided (`./inbox-record.ts`);
- *    the decided messages are recorded in groups (`MailboxRecorder`), each group's writes in one
+ *    within `inbox.parseTimeoutMs` is skipped, each other one is decided (`./record.ts`);
+ *    the decided messages are recorded in groups (`MailboxRecorder`, `./recorder.ts`), each group's writes in one
  *    transaction with the mailbox's new last UID and the renewed lease. A message whose handling
  *    failed keeps the last UID below it, so that it is read again next pass (the others after it
  *    are stored, and dropped as duplicates then);
@@ -27,12 +27,7 @@
  * and in `outreach_inbox_messages_total{result}`.
  */
 import { randomBytes } from 'node:crypto';
-import { isoAt, type Clock } from '../domain/clock.js';
-import type { Config } from '../config.js';
-import type { Store } from '../db/connection.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { ReplyClassifier } from '../providers/index.js';
+import { isoAt } from '../../domain/clock.js';
 import {
   ImapError,
   openMailboxSession,
@@ -40,21 +35,14 @@ import {
   type MailboxSettings,
   type MailboxStatus,
   type MessageEntry,
-} from '../providers/imap.js';
-import { inboxConnections, type InboxConnectionRow } from '../repos/email-accounts.js';
-import {
-  type BatchPosition,
-  endInboxPass,
-  LeaseLost,
-  mailboxPosition,
-  recordInboxBatch,
-  takeInboxLease,
-} from '../repos/inbox.js';
-import { storedInboundMessage } from '../repos/inbox.js';
-import { notFound } from '../domain/errors.js';
-import { parseMessage, UnreadableMessage, type InboundMessage } from './inbox-message.js';
-import { decide, settle, type Decision, type InboxResult } from './inbox-record.js';
-import { createWorker, type Worker } from './worker.js';
+} from '../../providers/imap.js';
+import { inboxConnections, type InboxConnectionRow } from '../../repos/email-accounts.js';
+import { endInboxPass, LeaseLost, mailboxPosition, takeInboxLease } from '../../repos/inbox.js';
+import { createWorker, type Worker } from '../worker.js';
+import { parseMessage, UnreadableMessage } from './message.js';
+import { decide } from './record.js';
+import { MailboxRecorder } from './recorder.js';
+import { type ConnectionSummary, type InboxDeps, type InboxPassOptions, leaseMs } from './types.js';
 
 /** Connections synced at the same time. */
 export const CONNECTIONS_AT_ONCE = 4;
@@ -63,63 +51,6 @@ export const BATCH_MESSAGES = 50;
 /** Message bytes read together (a batch holds at least one message, whatever its size). */
 export const BATCH_BYTES = 8 * 1024 * 1024;
 const DAY_MS = 86_400_000;
-
-/** How long a lease lasts, ms: renewed at every batch, and longer than two waits on the server. */
-export const leaseMs = (config: Config): number => Math.max(60_000, 3 * config.inbox.timeoutMs);
-
-export interface InboxDeps {
-  store: Store;
-  clock: Clock;
-  config: Config;
-  logger: Logger;
-  /** Counts each message by result when metrics are on. */
-  metrics?: Metrics;
-  /** The model for human replies (`providers.generator: openai`). */
-  classifier?: ReplyClassifier;
-  /** Where the passwords are read (the variables `passwordEnv` names); default `process.env`. */
-  env?: Record<string, string | undefined>;
-}
-
-/** What a pass did for one connection. `fetched` is the sum of the six results. */
-export interface ConnectionSummary {
-  connectionId: string;
-  /** `ok`: the mailbox was read; `error`: it could not be (see `error`); `busy`: another instance holds its lease. */
-  status: 'ok' | 'error' | 'busy';
-  error: string | null;
-  fetched: number;
-  matched: number;
-  unmatched: number;
-  duplicates: number;
-  bounces: number;
-  skipped: number;
-  errors: number;
-  /** Wall time, ms. */
-  ms: number;
-}
-
-export interface InboxPassOptions {
-  /** Only these connections (CLI `--connection`); default every one of `inbox.connections`. */
-  connectionIds?: string[];
-  /** Stops the pass after the batch in hand (it is recorded). */
-  signal?: AbortSignal;
-  /** The lease holder; default a new random one. */
-  holder?: string;
-  /** Sessions to reuse and keep (by connection id); default: each is opened and closed by the pass. */
-  sessions?: Map<string, MailboxSession>;
-  /** Called once the messages of a connection are listed, with how many will be read. */
-  onStart?: (connectionId: string, total: number) => void;
-  /** Called after each message's result is recorded. */
-  onMessage?: (connectionId: string, result: InboxResult) => void;
-}
-
-const RESULT_FIELD = {
-  matched: 'matched',
-  unmatched: 'unmatched',
-  duplicate: 'duplicates',
-  bounce: 'bounces',
-  skipped: 'skipped',
-  error: 'errors',
-} as const satisfies Record<InboxResult, keyof ConnectionSummary>;
 
 /**
  * The mailbox's address, `imap://user@host:port/mailbox` (user and mailbox percent-encoded): the
@@ -382,125 +313,6 @@ async function readMailbox(
   }
 }
 
-/** The longest a decided message waits before it is recorded, ms (see `MailboxRecorder`). */
-const RECORD_WITHIN_MS = 100;
-
-/**
- * Records a mailbox's decided messages (`recordInboxBatch`) with the position they leave it at,
- * a group of them per transaction: at most `RECORD_WITHIN_MS` after the first of the group was
- * decided (by a timer, so that a message that takes long to handle, a hostile one read up to
- * `inbox.parseTimeoutMs` or one the model is slow about, never holds back those decided before
- * it), and at the end of each batch (at most `BATCH_MESSAGES`). A pass stopped at any point (a
- * crash, kill -9) has recorded all but the last `RECORD_WITHIN_MS` of its work, and the position
- * never passes a message it has not recorded.
- *
- * The position moves over the batch's messages in UID order, each decided, up to the first whose
- * handling failed (`error`): that one and those after it are read again next pass (the ones
- * after it stored meanwhile are dropped as duplicates then). Each recorded message is counted in
- * the summary, the metric and `onMessage`. A failed write ends the pass: `check()` throws it.
- */
-class MailboxRecorder {
-  private batch: readonly MessageEntry[] = [];
-  /** The batch's messages before this one are in `position.lastUid` (or a failed one stopped it). */
-  private cursor = 0;
-  private decided = new Map<number, Decision>();
-  /** Decided and not yet handed to a write, in the order decided. */
-  private pending: Decision[] = [];
-  private blocked = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  /** The writes, one after another. */
-  private writing: Promise<void> = Promise.resolve();
-  private failure: { error: unknown } | null = null;
-  /** The position handed to the last write; none yet. */
-  private written: number | undefined;
-
-  constructor(
-    private readonly deps: InboxDeps,
-    private readonly connectionId: string,
-    private readonly summary: ConnectionSummary,
-    private readonly options: InboxPassOptions,
-    private readonly position: Omit<BatchPosition, 'leaseUntil'>,
-  ) {}
-
-  startBatch(batch: readonly MessageEntry[]): void {
-    this.batch = batch;
-    this.cursor = 0;
-    this.decided = new Map();
-  }
-
-  has(uid: number): boolean {
-    return this.decided.has(uid);
-  }
-
-  /** `decision` for message `uid` of the batch, recorded within `RECORD_WITHIN_MS`. */
-  add(uid: number, decision: Decision): void {
-    this.decided.set(uid, decision);
-    this.pending.push(decision);
-    this.timer ??= setTimeout(() => void this.record(), RECORD_WITHIN_MS);
-  }
-
-  /**
-   * Hands what is pending to a write with the position it leaves the mailbox at (at least
-   * `endOfMailbox`, the mailbox's last UID, when the whole batch was handled); resolves when that
-   * write is done (a failure is kept for `check()`).
-   */
-  record(endOfMailbox?: number): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    for (; !this.blocked && this.cursor < this.batch.length; this.cursor++) {
-      const decision = this.decided.get(this.batch[this.cursor]!.uid);
-      if (!decision) break;
-      if (decision.result === 'error') this.blocked = true;
-      else this.position.lastUid = this.batch[this.cursor]!.uid;
-    }
-    if (endOfMailbox !== undefined && !this.blocked && this.cursor === this.batch.length)
-      this.position.lastUid = Math.max(this.position.lastUid, endOfMailbox);
-    const decisions = this.pending;
-    this.pending = [];
-    const lastUid = this.position.lastUid;
-    // Nothing new to write (the timer took all there was just before the batch ended).
-    if (decisions.length === 0 && lastUid === this.written) return this.writing;
-    this.written = lastUid;
-    this.writing = this.writing.then(() => this.write(decisions, lastUid));
-    return this.writing;
-  }
-
-  private async write(decisions: Decision[], lastUid: number): Promise<void> {
-    if (this.failure) return;
-    const { store, clock, config, logger, metrics } = this.deps;
-    try {
-      const writes = decisions.flatMap((d) => (d.write ? [d.write] : []));
-      const stored = await recordInboxBatch(store.db, writes, isoAt(clock.now()), {
-        ...this.position,
-        lastUid,
-        leaseUntil: isoAt(clock.now() + leaseMs(config)),
-      });
-      for (const decision of settle(decisions, stored)) {
-        this.summary.fetched++;
-        this.summary[RESULT_FIELD[decision.result]]++;
-        metrics?.inboxMessages.inc({ result: decision.result });
-        if (decision.result === 'unmatched')
-          logger.log('debug', 'an inbound message matched no thread', { connectionId: this.connectionId });
-        this.options.onMessage?.(this.connectionId, decision.result);
-      }
-    } catch (error) {
-      this.failure = { error };
-    }
-  }
-
-  /** @throws what a write threw (the store, `LeaseLost`): the pass ends. */
-  check(): void {
-    if (this.failure) throw this.failure.error;
-  }
-
-  /** Stops the timer and waits for the writes under way; what is still pending is not recorded. */
-  async close(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.writing;
-  }
-}
-
 /**
  * The sync as a worker of `serve`: a pass at start, then every `inbox.intervalMs`, keeping each
  * connection's session open between passes. `stop()` ends the pass in progress after the batch in
@@ -524,46 +336,4 @@ export function createInboxWorker(deps: InboxDeps): Worker {
       sessions.clear();
     },
   };
-}
-
-/** Where a message handed in by the fixture (`POST /__admin/inbound`) is looked for. */
-export interface ReceiveOptions {
-  /** The connection it came in on: rule 3 then looks at its site's threads; absent: every site's. */
-  connectionId?: string;
-}
-
-/**
- * Matches and records one message outside any mailbox (decisions.md §17 "For CI users"): the same
- * rules and writes as a pass, counted in the same metric. Its `sentAt` without a `Date` is now.
- * @throws DomainError NOT_FOUND for an unknown `connectionId`; what the store throws.
- */
-export async function receiveMessage(
-  deps: Omit<InboxDeps, 'config' | 'env'>,
-  message: InboundMessage,
-  options: ReceiveOptions = {},
-): Promise<Decision> {
-  const { store, metrics } = deps;
-  let siteId: string | null = null;
-  if (options.connectionId !== undefined) {
-    const connection = (await inboxConnections(store.db, [options.connectionId])).get(options.connectionId);
-    if (!connection) throw notFound('Email connection');
-    siteId = connection.siteId;
-  }
-  const decision = await decide({ ...deps, db: store.db }, message, siteId, null);
-  let result = decision;
-  if (decision.write) {
-    const [stored] = await recordInboxBatch(store.db, [decision.write], isoAt(deps.clock.now()));
-    if (!stored) {
-      // Another writer stored it between the decision and the write: name its copy.
-      const copy = await storedInboundMessage(store.db, decision.write.message.inboundMessageId, siteId);
-      result = {
-        result: 'duplicate',
-        threadId: copy?.threadId ?? decision.threadId,
-        messageId: copy?.id ?? null,
-        classification: null,
-      };
-    }
-  }
-  metrics?.inboxMessages.inc({ result: result.result });
-  return result;
 }

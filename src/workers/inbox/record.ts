@@ -1,6 +1,6 @@
 /**
  * Which thread an inbound message belongs to, how it is classified, and what is written for it
- * (decisions.md §17). One code for the IMAP sync (`./inbox.ts`, a batch of messages per
+ * (decisions.md §17). One code for the IMAP sync (`./pass.ts`, a batch of messages per
  * transaction) and the fixture's `POST /__admin/inbound` (one message).
  *
  * Which thread, the first rule that finds one, among the threads of the connection's site (of
@@ -24,21 +24,21 @@
  * `duplicate` before anything is asked of the model, and the unique index catches the copy
  * another writer stored meanwhile.
  */
-import { isoAt, type Clock } from '../domain/clock.js';
-import type { HumanReplyClassification, ThreadClassification } from '../domain/enums.js';
-import { newId } from '../domain/ids.js';
-import type { Logger } from '../logger.js';
-import type { ReplyClassifier } from '../providers/index.js';
+import { isoAt, type Clock } from '../../domain/clock.js';
+import type { HumanReplyClassification, ThreadClassification } from '../../domain/enums.js';
+import { newId } from '../../domain/ids.js';
+import type { Logger } from '../../logger.js';
+import type { ReplyClassifier } from '../../providers/index.js';
 import {
   latestThreadOfContactEmail,
   storedInboundMessage,
   threadsOfOutboundMessages,
   type InboundThread,
   type InboundWrite,
-} from '../repos/inbox.js';
+} from '../../repos/inbox.js';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { inboundIdentity, type InboundMessage } from './inbox-message.js';
+import type { Database } from '../../db/schema.js';
+import { inboundIdentity, type InboundMessage } from './message.js';
 import {
   asksToStop,
   classifyByHeaders,
@@ -47,7 +47,7 @@ import {
   ownText,
   SUPPRESSION_REASON,
   threadChanges,
-} from './inbox-rules.js';
+} from './rules.js';
 
 /** What became of one message: the values of `outreach_inbox_messages_total{result}`. */
 export type InboxResult = 'matched' | 'unmatched' | 'duplicate' | 'bounce' | 'skipped' | 'error';

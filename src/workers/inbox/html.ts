@@ -5,15 +5,15 @@
  * a turn of the event loop between two, nothing read past 512 open elements), at most
  * `MAX_HTML_CHARS` of HTML, and within the caller's deadline.
  *
- * The text keeps what the inbox's rules read (./inbox-rules.ts): paragraphs and line breaks, a
+ * The text keeps what the inbox's rules read (./rules.ts): paragraphs and line breaks, a
  * list item as ` * item` (` 1. item` in an ordered list), and the lines of a `<blockquote>` (the
  * quoted original of most HTML replies) prefixed with `> `, so that the reply's own text is told
  * from the quote as in a text part. Whitespace runs become one space (kept as written in
  * `<pre>`); `<head>`, `<script>`, `<style>`, `<template>` and `<noscript>` give no text; links
  * give their text, images nothing.
  */
-import { cut } from '../domain/text.js';
-import { BoundedHtmlParser, SLICE_CHARS, nextTurn } from '../providers/bounded-html.js';
+import { cut } from '../../domain/text.js';
+import { BoundedHtmlParser, SLICE_CHARS, nextTurn } from '../../providers/bounded-html.js';
 
 /** Characters of a message's HTML (all its HTML parts together) that are read; the rest is not. */
 export const MAX_HTML_CHARS = 256 * 1024;

@@ -21,8 +21,13 @@
  * are matched as whole words, case-insensitively, on text cut into words by a single linear
  * scan: no regular expression runs over the message.
  */
-import type { HumanReplyClassification, ThreadClassification, ThreadOutcome, ThreadStatus } from '../domain/enums.js';
-import type { DeliveryReport, InboundMessage } from './inbox-message.js';
+import type {
+  HumanReplyClassification,
+  ThreadClassification,
+  ThreadOutcome,
+  ThreadStatus,
+} from '../../domain/enums.js';
+import type { DeliveryReport, InboundMessage } from './message.js';
 
 /** Characters of a reply's own text that the phrases are looked for in. */
 export const OWN_TEXT_CHARS = 4000;
