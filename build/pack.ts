@@ -43,8 +43,21 @@ import { LIBRARIES, libraryExports } from './library.js';
 /** Where the tarballs go. */
 export const NPM_DIR = join(ROOT, 'dist/npm');
 
-/** The main package's files besides its package.json, relative to the checkout and to the package. */
-const MAIN_FILES = ['bin/launcher.cjs', 'bin/platform.cjs', 'dist/outreach-api.cjs', 'README.md'];
+/**
+ * The main package's files besides its package.json, relative to the checkout and to the package:
+ * the launcher, the bundle, and what a user reads (the README and the docs/ it links to, so its
+ * links hold in node_modules/outreach-api/ too; the licence).
+ */
+const MAIN_FILES = [
+  'bin/launcher.cjs',
+  'bin/platform.cjs',
+  'dist/outreach-api.cjs',
+  'README.md',
+  'LICENSE',
+  ...readdirSync(join(ROOT, 'docs')).map((file) => `docs/${file}`),
+];
+/** Files npm puts in every package whatever its `files` say (so not listed there). */
+const ALWAYS_PACKED = new Set(['README.md', 'LICENSE']);
 
 interface RootManifest {
   name: string;
@@ -166,6 +179,7 @@ export function pack(argv: string[] = []): string[] {
     for (const [key, executable] of packed) {
       const dir = join(stage, key);
       place(executable, join(dir, EXECUTABLE));
+      place(join(ROOT, 'LICENSE'), join(dir, 'LICENSE'));
       const { os, cpu, libc } = PLATFORMS[key]!;
       const manifest = {
         name: packageOf(key),
@@ -193,7 +207,7 @@ export function pack(argv: string[] = []): string[] {
       engines: root.engines,
       bin: { 'outreach-api': 'bin/launcher.cjs' },
       exports: exportsOf(),
-      files: [...MAIN_FILES.filter((file) => file !== 'README.md'), ...libraries],
+      files: [...MAIN_FILES.filter((file) => !ALWAYS_PACKED.has(file)), ...libraries],
       // The platform packages packed with it: a main package naming one that was skipped (no executable
       // built here) would leave its installs without a lockfile entry for it, which `npm ci` refuses.
       optionalDependencies: Object.fromEntries(packed.map(([key]) => [packageOf(key), root.version])),

@@ -133,6 +133,19 @@ describe('the npm packages, installed from their tarballs', () => {
     ]);
   });
 
+  it('holds the licence, and every file of the checkout its README links to', () => {
+    const packageDir = join(installed, 'node_modules/outreach-api');
+    const readme = readFileSync(join(packageDir, 'README.md'), 'utf8');
+    const linked = [...readme.matchAll(/\]\(([^)#\s]+)[^)]*\)/g)]
+      .map((m) => m[1]!)
+      .filter((to) => !/^[a-z]+:/i.test(to));
+    assert.ok(linked.includes('docs/operating.md'), 'the README links to docs/operating.md');
+    const missing = linked.filter((to) => !existsSync(join(packageDir, to)));
+    assert.deepEqual(missing, [], 'every file the README links to is in the package');
+    assert.match(readFileSync(join(packageDir, 'LICENSE'), 'utf8'), /^MIT License/);
+    assert.match(readFileSync(join(installed, `node_modules/${packageOf(HOST)}/LICENSE`), 'utf8'), /^MIT License/);
+  });
+
   it('npx outreach-api serve --demo --fixture --port 0 from another directory: the executable serves /me', async (t) => {
     const cwd = join(installed, 'tests/fixture');
     mkdirSync(cwd, { recursive: true });
