@@ -35,3 +35,36 @@ export function cut(text: string, max: number): string {
   const code = text.charCodeAt(max - 1);
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
+
+/**
+ * The NUL character (U+0000), which no store may be given: PostgreSQL cannot hold it in text (a
+ * statement given one fails), so a NUL that reached the database answered 500 there and 200 on
+ * SQLite (issue #28 item 5). Input a client sends is refused (the API's validation step, the
+ * settings pages' pipeline, the import: `nulPaths`); text from outside that nobody can resend
+ * (mail, pages, a provider's answer) is kept with each NUL replaced (`withoutNul`), so the same
+ * message or page reads the same on both stores.
+ */
+export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+/**
+ * The paths (`['items', 0, 'name']`) of every string in `value` that holds U+0000, object keys
+ * included (the key's path). `value` is plain JSON-like data (strings, numbers, booleans, null,
+ * arrays and objects), walked to any depth; an empty list when there is none.
+ */
+export function nulPaths(value: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [path] : [];
+  if (typeof value !== 'object' || value === null) return [];
+  const found: (string | number)[][] = [];
+  const entries: [string | number, unknown][] = Array.isArray(value)
+    ? value.map((item, i) => [i, item])
+    : Object.entries(value);
+  for (const [key, item] of entries) {
+    if (typeof key === 'string' && key.includes('\u0000')) found.push([...path, key]);
+    else found.push(...nulPaths(item, [...path, key]));
+  }
+  return found;
+}
+
+/** `text` with each NUL (U+0000) replaced by U+FFFD, the replacement character; `text` itself when it has none. */
+export const withoutNul = (text: string): string =>
+  text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;

@@ -15,6 +15,7 @@ import type { CountedTable } from '../db/row-counters.js';
 import type { Database } from '../db/schema.js';
 import { COLLECTIONS, COLLECTION_NAMES, ImportContext } from './collections.js';
 import { closestName, resemblanceLimit } from '../domain/closest.js';
+import { NUL_MESSAGE, nulPaths } from '../domain/text.js';
 import { FieldError } from './rules.js';
 
 export type { ImportDocument } from './collections.js';
@@ -192,9 +193,10 @@ async function bulkTables(trx: Kysely<Database>, doc: Record<string, unknown>): 
  * @param options.nowIso the import time (ISO 8601): `createdAt` of tokens and of records that
  *   give none, and the instant at which tokens are counted as active. Default: now.
  * @returns the number of records written per collection.
- * @throws ImportError on the first refused record (bad field, unknown or mismatched parent,
- *   an 11th active token, an unknown top-level key, a document that is not an object); the
- *   database is then unchanged.
+ * @throws ImportError on the first refused record (bad field, a NUL character (U+0000) in any
+ *   text, which no store may hold (issue #28), unknown or mismatched parent, an 11th active
+ *   token, an unknown top-level key, a document that is not an object); the database is then
+ *   unchanged.
  */
 export async function importDocument(
   store: Store,
@@ -232,6 +234,8 @@ export async function importDocument(
         const record = records[index];
         const parsed = schema.safeParse(record, parseOptions);
         if (!parsed.success) throw refuse(name, index, record, parsed.error, schema);
+        const [nulAt] = nulPaths(parsed.data);
+        if (nulAt) throw new ImportError(name, index, idOf(record), pathOf(nulAt), NUL_MESSAGE);
         try {
           await write(parsed.data, ctx);
         } catch (error) {

@@ -11,7 +11,7 @@
  * steps, so the time is linear in the page.
  */
 import { type Handler, Parser } from 'htmlparser2';
-import { cut } from '../domain/text.js';
+import { cut, withoutNul } from '../domain/text.js';
 
 /** Open elements past which a page is not read on (its elements deeper than that are dropped). */
 export const MAX_OPEN_ELEMENTS = 512;
@@ -30,10 +30,11 @@ const MAX_READ_CHARS = 64 * 1024;
 
 /**
  * The stored form of a text from someone else's page: of its first 64 Ki characters, whitespace
- * collapsed to one space and trimmed, then at most `MAX_STORED_CHARS` (500) characters.
+ * collapsed to one space and trimmed, each NUL (U+0000, which no store may be given: issue #28)
+ * replaced by U+FFFD, then at most `MAX_STORED_CHARS` (500) characters.
  */
 export function storedText(text: string): string {
-  return cut(cut(text, MAX_READ_CHARS).replace(/\s+/g, ' ').trim(), MAX_STORED_CHARS).trimEnd();
+  return cut(withoutNul(cut(text, MAX_READ_CHARS).replace(/\s+/g, ' ').trim()), MAX_STORED_CHARS).trimEnd();
 }
 
 /**

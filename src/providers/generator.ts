@@ -3,6 +3,7 @@
  * chat-completions endpoint).
  */
 import type { Config } from '../config.js';
+import { withoutNul } from '../domain/text.js';
 import { chatCompletion } from './openai.js';
 import { ProviderError, type GeneratedMessage, type GenerationInput, type Generator } from './types.js';
 
@@ -131,7 +132,8 @@ export function createOpenAiGenerator(
 
 /** The `{ subject, body }` of a completion: JSON (possibly fenced), else "Subject: …" then the body. */
 function parseMessage(content: string, input: GenerationInput): Pick<GeneratedMessage, 'subject' | 'body'> {
-  const unfenced = content
+  // A NUL (U+0000) is no text a store may hold (issue #28): replaced, as in mail and pages.
+  const unfenced = withoutNul(content)
     .trim()
     .replace(/^```(?:json)?\s*/i, '')
     .replace(/\s*```$/, '');

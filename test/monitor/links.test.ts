@@ -58,6 +58,12 @@ describe('LinkScanner', () => {
     });
     assert.equal(scan.metaNofollow, false);
   });
+  it("keeps a NUL (U+0000) of the page's anchor text as U+FFFD, which either store can hold (issue #28)", async () => {
+    const scan = await scanHtml(`<a href="${TARGET}">the\u0000guide</a>`, TARGET, page);
+    assert.equal(scan.match?.observedAnchor, 'the\uFFFDguide');
+    const alt = await scanHtml(`<a href="${TARGET}"><img alt="\u0000logo"></a>`, TARGET, page);
+    assert.equal(alt.match?.observedAnchor, '\uFFFDlogo');
+  });
   it('resolves relative links against the page, and against <base href>', async () => {
     assert.equal(
       (await scanHtml('<a href="/target">t</a>', 'https://blog.test/target', page)).match?.observedTargetUrl,

@@ -112,6 +112,20 @@ describe('openai generator', () => {
     assert.equal(server.requests.at(-1)!.headers.authorization, undefined);
   });
 
+  it('keeps a NUL (U+0000) of the answer as U+FFFD, which either store can hold (issue #28)', async () => {
+    reply = (res) =>
+      sendJson(res, 200, {
+        choices: [
+          {
+            message: { content: '{"subject":"A\u0000B idea","body":"Hello Eve,\u0000 a short note about your list."}' },
+          },
+        ],
+      });
+    const message = await createOpenAiGenerator(options(), {}).generate(INPUT);
+    assert.equal(message.subject, 'A\uFFFDB idea');
+    assert.equal(message.body, 'Hello Eve,\uFFFD a short note about your list.');
+  });
+
   it('fails with a ProviderError on a non-2xx answer, an unusable answer and a timeout', async () => {
     reply = (res) => sendJson(res, 429, { error: { message: 'rate limited' } });
     await assert.rejects(

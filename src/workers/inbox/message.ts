@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { AddressObject, HeaderValue, MailParser, StructuredHeader } from 'mailparser';
-import { cut, MAX_SUBJECT_CHARS } from '../../domain/text.js';
+import { cut, MAX_SUBJECT_CHARS, withoutNul } from '../../domain/text.js';
 import { htmlText } from './html.js';
 
 /** One recipient of a delivery status notification (RFC 3464 §2.3). */
@@ -365,7 +365,7 @@ async function readMessage(Parser: typeof MailParser, source: Buffer, signal: Ab
   const subject = mailHeaders.get('subject') as string | undefined;
   let body = parts.text.trim();
   if (!body && parts.html) body = await htmlText(parts.html, MAX_BODY_CHARS, signal);
-  return {
+  return nulFree({
     messageId: messageIds(headerText(mailHeaders.get('message-id')))[0] ?? null,
     inReplyTo: messageIds(headerText(mailHeaders.get('in-reply-to'))),
     references: messageIds(references).slice(-MAX_REFERENCES),
@@ -378,6 +378,40 @@ async function readMessage(Parser: typeof MailParser, source: Buffer, signal: Ab
     dateHeader,
     headers,
     report: isReport ? deliveryReport(parts.attachments) : null,
+  });
+}
+
+/**
+ * `message` with each NUL (U+0000) in its text replaced by U+FFFD (`withoutNul`): a message is
+ * text from outside that no store may be given a NUL of (PostgreSQL refuses one, issue #28), and
+ * that its sender cannot be asked to send again, so it is kept, not refused.
+ */
+function nulFree(message: InboundMessage): InboundMessage {
+  const clean = (texts: string[]) => texts.map(withoutNul);
+  const orNull = (text: string | null) => (text === null ? null : withoutNul(text));
+  const headers = new Map<string, string>();
+  for (const [name, value] of message.headers) headers.set(withoutNul(name), withoutNul(value));
+  const { report } = message;
+  return {
+    ...message,
+    messageId: orNull(message.messageId),
+    inReplyTo: clean(message.inReplyTo),
+    references: clean(message.references),
+    from: withoutNul(message.from),
+    to: clean(message.to),
+    cc: clean(message.cc),
+    subject: orNull(message.subject),
+    body: withoutNul(message.body),
+    dateHeader: withoutNul(message.dateHeader),
+    headers,
+    report: report && {
+      recipients: report.recipients.map((r) => ({
+        address: orNull(r.address),
+        action: withoutNul(r.action),
+        status: withoutNul(r.status),
+      })),
+      originalMessageId: orNull(report.originalMessageId),
+    },
   };
 }
 
