@@ -7,6 +7,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from '../logger.js';
+import type { ChangeStamps } from './change-stamps.js';
 import type { DialectPieces } from './dialect.js';
 import type { Database } from './schema.js';
 import type { SqliteHandle } from './sqlite/handle.js';
@@ -81,18 +82,13 @@ interface StoreBase extends StoreCapabilities {
    */
   traceQueries(hook: (query: TracedQuery) => void): () => void;
   /**
-   * A value that differs from every earlier one whenever the data may have changed, for the caches
-   * of values read from the store (they keep the stamp they were read under and drop them when it
-   * differs); null when the store cannot tell (PostgreSQL: other instances write it), or while a
-   * transaction is open on SQLite's connection (its writes count already, but the search readers
-   * cannot see them yet), and then nothing may be cached (decisions.md §16 "Tokens").
+   * What the caches over this store ask to know whether they are current as of this request
+   * (./change-stamps.ts, decisions.md §16 "Caches"): `stamps.current()` gives the stamp, null
+   * while nothing may be cached; `stamps.requestStarts()` starts a request; `stamps.markChanged()`
+   * tells every cache that the data changed by a means the store does not count (e.g. the whole
+   * database restored in place).
    */
-  changeStamp(): string | null;
-  /**
-   * Tells every cache over this store that its data changed by a means the store does not count
-   * (e.g. the whole database restored in place): the next `changeStamp()` differs.
-   */
-  markChanged(): void;
+  readonly stamps: ChangeStamps;
   /**
    * Registers `listener` to run after the data was put back to a snapshot (the fixture's reset,
    * decisions.md §14): every in-process cache derived from the data registers here and drops it.

@@ -5,15 +5,16 @@
  * found once by walking from the previous anchor, and serve a deep page as a seek to the nearest
  * anchor plus an OFFSET shorter than the stride. The page is the same rows a plain OFFSET gives.
  *
- * Anchors are only valid for the data they were read from: they live in the store's
- * `dataCache`, which any write empties. Memory: (rows / `ANCHOR_STRIDE`) keys per list, for at
- * most as many lists as that cache keeps.
+ * Anchors are only valid for the data they were read from: they live in the store's data cache
+ * (`keptDataCache`), which any write empties, on this instance or another (decisions.md §16
+ * "Caches"). Memory: (rows / `ANCHOR_STRIDE`) keys per list, for at most as many lists as that
+ * cache keeps.
  *
- * Where nothing can be kept (PostgreSQL, whose data other instances change, decisions.md §16; a
- * transaction), the anchors would be read again on every request, one statement per stride (122
- * for page 20,000 of 25): the start of the page is then read with one statement that walks the
- * whole offset over the covering index instead (on PostgreSQL an index-only scan: 31–38 ms for
- * 500,000 rows on the busy 2-core machine, against one round trip per stride).
+ * Where nothing can be kept (a transaction; SQLite while one is open on its connection), the
+ * anchors would be read again on every request, one statement per stride (122 for page 20,000 of
+ * 25): the start of the page is then read with one statement that walks the whole offset over the
+ * covering index instead (on PostgreSQL an index-only scan: 31–38 ms for 500,000 rows on the busy
+ * 2-core machine, against one round trip per stride).
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -48,7 +49,7 @@ export type NthKey = (from: OrderKey | null, skip: number) => Promise<OrderKey |
  */
 export async function pageStart(db: Kysely<Database>, list: string, offset: number, nth: NthKey): Promise<PageStart> {
   if (offset < ANCHOR_STRIDE) return { from: null, skip: offset };
-  const kept = keptDataCache(db);
+  const kept = await keptDataCache(db);
   if (kept === null) {
     const first = await nth(null, offset);
     if (first !== undefined) return { from: first, skip: 0 };

@@ -9,6 +9,8 @@ import { newId } from '../domain/ids.js';
 import type { AccountRow, ApiTokenRow, Database } from '../db/schema.js';
 import { SCOPES, type Scope } from '../domain/scopes.js';
 import { generateToken, hashToken, tokenHints } from '../domain/tokens.js';
+import { isoAt } from '../domain/clock.js';
+import { keptDataCache } from './data-cache.js';
 
 /** Contract §5.5: at most 10 active tokens per account. */
 export const MAX_ACTIVE_TOKENS = 10;
@@ -225,24 +227,26 @@ const tokenByHash = precompiledQuery((db, param) =>
 );
 
 /**
- * A token lookup for authenticating every request. Where the store can tell when its data
- * changes (`Store.changeStamp()` on SQLite: any write on this connection, a commit by another
- * process such as `outreach-api tokens revoke`, or `Store.markChanged()`), the answers are kept in
- * process until it does, so a revocation takes effect on the very next request; a hit costs the
- * change stamp and a map lookup keyed by the presented token, instead of its SHA-256 and the
- * token/account join. The raw token is kept only in this process's memory, as it is while its
- * request is served; tokens that match nothing are not kept. Where it cannot (PostgreSQL: another
- * instance or a command may revoke a token at any time, decisions.md §16 "Tokens"), every call
- * reads the token. Expiry is checked by the caller against its clock.
+ * A token lookup for authenticating every request. The answers are kept in process while the
+ * store's change stamp (`Store.stamps`, src/db/change-stamps.ts) stays the same: any write of this
+ * process, a commit by another process or instance (`outreach-api tokens revoke`, an import) or
+ * `markChanged()` changes it, and it is read at most once per request, after the request started,
+ * so a revocation counts from the very next request on every instance (decisions.md §16
+ * "Tokens", "Caches"). A hit costs the stamp and a map lookup keyed by the presented token,
+ * instead of its SHA-256 and the token/account join. The raw token is kept only in this process's
+ * memory, as it is while its request is served; tokens that match nothing are not kept. Where the
+ * stamp proves nothing (null), every call reads the token. Expiry is checked by the caller
+ * against its clock.
  * @returns `find(token)`: the token (a well-formed `oapi_…` string), or undefined when no token
- *   has its hash.
+ *   has its hash. It throws what the store throws.
  */
 export function cachedTokenLookup(db: Kysely<Database>): (token: string) => Promise<TokenForAuth | undefined> {
   const store = storeOf(db);
   let stamp: string | null = null;
   const cache = new Map<string, TokenForAuth>();
   return async (presented) => {
-    const now = store.changeStamp();
+    const read = store.stamps.current();
+    const now = read instanceof Promise ? await read : read;
     if (now === null || now !== stamp || cache.size >= TOKEN_CACHE_SIZE) {
       cache.clear();
       stamp = now;
@@ -259,7 +263,8 @@ export function cachedTokenLookup(db: Kysely<Database>): (token: string) => Prom
       expiresAtMs: expires_at === null ? null : Date.parse(expires_at),
       revoked: revoked_at !== null,
     };
-    if (now !== null) cache.set(presented, token);
+    // Kept under the stamp read before the row: a write since then gives another stamp.
+    if (now !== null && stamp === now) cache.set(presented, token);
     return token;
   };
 }
@@ -279,9 +284,11 @@ const revoke = precompiledQuery((db, param) =>
 
 /**
  * `GET /me`'s one statement, compiled once: the token `tokenId` (metadata, never its hash) with its
- * account's project count and active token count at `now` (ISO 8601). `first(db, { tokenId, now })`.
+ * account's project count and active token count at `now` (ISO 8601), and when that count next
+ * changes by itself: the earliest expiry after `now` of the account's unrevoked tokens (null for
+ * none).
  */
-export const meQuery = precompiledQuery((db, param) =>
+const meQuery = precompiledQuery((db, param) =>
   db
     .selectFrom('api_tokens as t')
     .select([
@@ -306,9 +313,66 @@ export const meQuery = precompiledQuery((db, param) =>
         .whereRef('a.account_id', '=', 't.account_id')
         .where(activeTokenAt(param('now')))
         .as('active_token_count'),
+      eb
+        .selectFrom('api_tokens as e')
+        .select((sub) => sub.fn.min('e.expires_at').as('at'))
+        .whereRef('e.account_id', '=', 't.account_id')
+        .where('e.revoked_at', 'is', null)
+        .where('e.expires_at', '>', param('now'))
+        .as('next_expiry'),
     ])
     .where('t.id', '=', param('tokenId')),
 );
+
+/** What `GET /me` shows of its token and counts (`tokenForMe`). */
+export interface TokenForMe {
+  id: string;
+  name: string;
+  scopes: string;
+  token_prefix: string;
+  last_four: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  project_count: number;
+  active_token_count: number;
+}
+
+interface KeptMe {
+  row: TokenForMe;
+  /** ms since the epoch when the active token count changes by itself (a token expires); Infinity: never. */
+  until: number;
+}
+
+/**
+ * `GET /me`'s token `tokenId` and its account's counts at `nowMs` (ms since the epoch), from the
+ * store's data cache (src/repos/data-cache.ts) while no write changed them and no token of the
+ * account expired since they were read (decisions.md §16 "Caches").
+ * @returns undefined when the token does not exist.
+ */
+export async function tokenForMe(
+  db: Kysely<Database>,
+  tokenId: string,
+  nowMs: number,
+): Promise<TokenForMe | undefined> {
+  const cache = await keptDataCache(db);
+  const key = `me|${tokenId}`;
+  const kept = cache?.get(key) as KeptMe | undefined;
+  if (kept !== undefined && nowMs < kept.until) return kept.row;
+  const found = await meQuery.first(db, { tokenId, now: isoAt(nowMs) });
+  if (!found) return undefined;
+  const { next_expiry, project_count, active_token_count, ...token } = found;
+  const row: TokenForMe = {
+    ...token,
+    project_count: Number(project_count ?? 0),
+    active_token_count: Number(active_token_count ?? 0),
+  };
+  cache?.set(key, {
+    row,
+    until: next_expiry === null || next_expiry === undefined ? Infinity : Date.parse(next_expiry),
+  });
+  return row;
+}
 
 const touch = precompiledQuery((db, param) =>
   db

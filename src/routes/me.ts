@@ -1,10 +1,9 @@
 /** `GET /me`: the calling account, its token and its limits (contract §2 "Account"). */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
-import { MAX_ACTIVE_TOKENS, meQuery } from '../repos/tokens.js';
+import { MAX_ACTIVE_TOKENS, tokenForMe } from '../repos/tokens.js';
 import { errorResponses, okResponse } from '../schemas/common.js';
 import { Me } from '../schemas/me.js';
-import { isoAt } from '../domain/clock.js';
 
 const getMe = createRoute({
   method: 'get',
@@ -21,8 +20,8 @@ export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   app.openapi(getMe, async (c) => {
     const { account, tokenId } = c.get('caller');
     // The caller's token was just authenticated: its row is there.
-    const token = (await meQuery.first(store.db, { tokenId, now: isoAt(clock.now()) }))!;
-    const projects = Number(token.project_count ?? 0);
+    const token = (await tokenForMe(store.db, tokenId, clock.now()))!;
+    const projects = token.project_count;
     return c.json(
       {
         ok: true as const,
@@ -47,7 +46,7 @@ export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           },
           projectCount: projects,
           workspaceCount: projects,
-          activeTokenCount: Number(token.active_token_count ?? 0),
+          activeTokenCount: token.active_token_count,
           limits: {
             requestsPerMinute: config.limits.requestsPerMinute,
             activeTokensPerAccount: MAX_ACTIVE_TOKENS,

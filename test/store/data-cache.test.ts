@@ -1,14 +1,16 @@
 /**
  * Search totals are counted once per search and served from the store's data cache
  * (src/repos/data-cache.ts) until the data changes: a write through this connection or a commit
- * by another one gives the new exact total at once. The cache follows `Store.changeStamp()`, so
- * `Store.markChanged()` empties it too.
+ * by another one gives the new exact total at once (a write through the raw handle, which the
+ * store's code never makes outside `exclusive`, is not counted). The cache follows `Store.stamps`, so
+ * `Store.stamps.markChanged()` empties it too.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { CompiledQuery } from 'kysely';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
@@ -24,6 +26,9 @@ describe('the data cache', () => {
   let dir: string;
   let store: Store;
   let other: Store;
+  /** A write of this process: through the store, which counts its own writes (not the raw handle). */
+  const write = (query: string, parameters: unknown[] = []) =>
+    store.db.executeQuery(CompiledQuery.raw(query, parameters));
   const count = (sql: string) => (sqliteStore(store).sqlite.prepare(sql).get() as { n: number }).n;
 
   before(async () => {
@@ -44,11 +49,11 @@ describe('the data cache', () => {
     const counter = async () => ++counted;
     assert.equal(await cachedCount(store.db, 'k', counter), 1);
     assert.equal(await cachedCount(store.db, 'k', counter), 1, 'cached');
-    sqliteStore(store).sqlite.prepare("UPDATE accounts SET name = 'Renamed' WHERE id = 'acct_a'").run();
+    await write("UPDATE accounts SET name = 'Renamed' WHERE id = 'acct_a'");
     assert.equal(await cachedCount(store.db, 'k', counter), 2, 'own write');
     sqliteStore(other).sqlite.prepare("UPDATE accounts SET name = 'Renamed again' WHERE id = 'acct_a'").run();
     assert.equal(await cachedCount(store.db, 'k', counter), 3, "another connection's commit");
-    store.markChanged();
+    store.stamps.markChanged();
     assert.equal(await cachedCount(store.db, 'k', counter), 4, 'Store.markChanged() (a change SQLite does not count)');
     const untrace = store.traceQueries(() => undefined);
     try {
@@ -79,11 +84,10 @@ describe('the data cache', () => {
         )
         .get() as { id: string }
     ).id;
-    sqliteStore(store)
-      .sqlite.prepare(
-        "UPDATE prospects SET title = 'Nothing here', domain = 'x.example', url = 'https://x.example/', description = NULL WHERE id = ?",
-      )
-      .run(matching);
+    await write(
+      "UPDATE prospects SET title = 'Nothing here', domain = 'x.example', url = 'https://x.example/', description = NULL WHERE id = ?",
+      [matching],
+    );
     assert.equal(await prospectTotal(), prospectMatches());
     assert.equal(prospectMatches(), before - 1);
 

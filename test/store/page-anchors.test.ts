@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { inTransaction, openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
@@ -119,12 +120,9 @@ describe('deep pages from anchors', () => {
 
   it('follows rows written through the same connection', async () => {
     await assertSame({ projectId: 'prj_1' }, 25, ANCHOR_STRIDE + 100);
-    sqliteStore(store)
-      .sqlite.prepare("DELETE FROM backlinks WHERE id IN ('bl_000005', 'bl_000006', 'bl_000007')")
-      .run();
-    sqliteStore(store)
-      .sqlite.prepare("UPDATE backlinks SET created_at = '2030-01-01T00:00:00.000Z' WHERE id = 'bl_001000'")
-      .run();
+    // Through the store, which counts its own writes (the raw handle is for `exclusive` only).
+    await sql`DELETE FROM backlinks WHERE id IN ('bl_000005', 'bl_000006', 'bl_000007')`.execute(store.db);
+    await sql`UPDATE backlinks SET created_at = '2030-01-01T00:00:00.000Z' WHERE id = 'bl_001000'`.execute(store.db);
     for (const offset of offsets) await assertSame({ projectId: 'prj_1' }, 25, offset);
   });
 

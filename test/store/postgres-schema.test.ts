@@ -27,6 +27,7 @@ import pg from 'pg';
 import { openStore, type Store } from '../../src/db/connection.js';
 import { loadMigrations, migrate, readMigrationDir } from '../../src/db/migrate.js';
 import { foldCase } from '../../src/db/sqlite/functions.js';
+import { STAMPED_TABLES } from '../../src/db/change-stamps.js';
 import { COUNTED_TABLES } from '../../src/db/row-counters.js';
 import { ENUM_CHECKS } from '../helpers/check-lists.js';
 import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';
@@ -184,7 +185,8 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
     };
     const pgTables = (
       await q(`SELECT table_name FROM information_schema.tables
-               WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
+               WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
+               AND table_name <> 'change_stamps' ORDER BY table_name`)
     ).map((r) => r.table_name);
     assert.deepEqual(pgTables, sqliteTables());
     const normalDefault = (value: string | null) => (value === null ? null : value.replace(/::text$/, ''));
@@ -390,7 +392,8 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
     const actual = (
       await q(
         `SELECT tgrelid::regclass::text || '.' || tgname AS t FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-         WHERE NOT tgisinternal AND c.relnamespace = current_schema()::regnamespace`,
+         WHERE NOT tgisinternal AND c.relnamespace = current_schema()::regnamespace
+         AND tgname NOT LIKE '%\\_change\\_stamp' ESCAPE '\\'`,
       )
     )
       .map((r) => r.t)
@@ -401,6 +404,20 @@ describe('the PostgreSQL schema (sql/postgres/)', { skip }, () => {
       [...COUNTED_TABLES].sort(),
       'every counted table of src/repos/row-counts.ts',
     );
+  });
+
+  // PostgreSQL only (sql/postgres/0009_change_stamps.sql; SQLite's stamp needs no table).
+  it('bumps the change stamp in every transaction that writes a table a cache reads, and only then', async () => {
+    const stamped = (
+      await q(
+        `SELECT tgrelid::regclass::text AS t FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+         WHERE NOT tgisinternal AND c.relnamespace = current_schema()::regnamespace
+         AND tgname = tgrelid::regclass::text || '_change_stamp'`,
+      )
+    )
+      .map((r) => r.t)
+      .sort();
+    assert.deepEqual(stamped, [...STAMPED_TABLES].sort());
   });
 
   it('compares `COLLATE NOCASE` as SQLite does for ASCII, and folds other scripts too', async () => {

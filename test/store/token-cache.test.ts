@@ -2,7 +2,7 @@
  * The authenticated token is kept in process (`cachedTokenLookup`, src/repos/tokens.ts) until
  * the store's data changes: a repeated request does not look its token up again, and a
  * revocation or a scope change, by this connection, by another one (another process, or
- * `outreach-api tokens revoke` with its own) or by `Store.markChanged()`, counts from the very
+ * `outreach-api tokens revoke` with its own) or by `Store.stamps.markChanged()`, counts from the very
  * next request.
  */
 import assert from 'node:assert/strict';
@@ -48,7 +48,7 @@ describe('the token cache', () => {
       assert.equal((await find(token))?.tokenId, row.id);
       assert.equal((await find(token))?.tokenId, row.id);
       assert.equal(lookups.n, 1, 'the second lookup came from the cache');
-      t.store.markChanged();
+      t.store.stamps.markChanged();
       assert.equal((await find(token))?.tokenId, row.id);
       assert.equal(lookups.n, 2, 'markChanged() empties the cache (e.g. after a restore in place)');
       assert.equal(await find(`${token}x`), undefined);

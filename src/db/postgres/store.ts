@@ -11,8 +11,10 @@
  * - `int8` and `numeric` values (counts, sums) come back as numbers, as SQLite gives them.
  * - The password comes from the URL or from `PGPASSWORD` (read by `pg` itself); the store's
  *   `location` never holds it (`describeLocation`).
- * - Nothing is cached across requests (`changeStamp()` is null): other instances write the same
- *   database.
+ * - Caches over it know when they are current (`stamps`, ../change-stamps.ts): the sum of the
+ *   `change_stamps` counters, which triggers bump in every transaction that writes a table a
+ *   cache reads (sql/postgres/0009_change_stamps.sql), read once per request; this instance's own
+ *   writes (every statement that is not a SELECT, COMMIT included) drop what was read.
  * - Searches, which may read every row of a project (a term no trigram index serves, or a
  *   frequent one), run within a share of the pool (`db.searchConnections`, default a third of
  *   `db.poolSize`; `./share.ts`): the rest of the pool always serves cheap requests. A search
@@ -21,8 +23,16 @@
  *   `SATURATION.waitMs` for a connection with every connection in use, and stays so until
  *   `SATURATION.holdMs` have passed without such a wait, so readiness does not flap.
  */
-import { Kysely, type LogEvent, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  type LogEvent,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+} from 'kysely';
 import pg from 'pg';
+import { ChangeStamps } from '../change-stamps.js';
 import { describeLocation } from '../location.js';
 import { noteStoreFailure, storeFailureOf } from '../failures.js';
 import type { Database } from '../schema.js';
@@ -52,6 +62,15 @@ const types = {
     return pg.types.getTypeParser(oid, format);
   },
 };
+
+/** A statement that only reads (kysely's SELECTs, the stamp's own read). */
+const SELECT = /^\s*select\b/i;
+
+/** The stamp's read: the sum of the counters (sql/postgres/0009_change_stamps.sql). */
+const STAMP = CompiledQuery.raw('SELECT sum(n) AS n FROM change_stamps');
+
+/** SQLSTATE of a missing table: the stamp's before its migration ran (nothing is cached then). */
+const UNDEFINED_TABLE = '42P01';
 
 /** The client's bound beyond the server's own statement timeout, ms: the answer of a cancelled statement. */
 const CLIENT_GRACE_MS = 1000;
@@ -93,6 +112,7 @@ class PoolPressure {
  * use is noted in `pressure` while it waits.
  */
 function guardedPool(pool: pg.Pool, store: () => PostgresStore, pressure: PoolPressure): PostgresPool {
+  const wrote = () => store().stamps.forget();
   return {
     async connect(): Promise<PostgresPoolClient> {
       let client: pg.PoolClient;
@@ -115,12 +135,15 @@ function guardedPool(pool: pg.Pool, store: () => PostgresStore, pressure: PoolPr
       };
       client.on('error', onError);
       // The store never streams (no cursor): every query is text and values.
-      const query = (text: string, values: readonly unknown[]) =>
-        client.query(text, [...values]).catch((error: unknown) => {
+      const query = (text: string, values: readonly unknown[]) => {
+        const answer = client.query(text, [...values]).catch((error: unknown) => {
           if (storeFailureOf(error) === 'down') broken = error as Error;
           noteStoreFailure(store(), error);
           throw error;
         });
+        // A write (or its COMMIT) may change what the caches hold: once it is done, read the stamp again.
+        return SELECT.test(text) ? answer : answer.finally(wrote);
+      };
       const release = () => {
         client.removeListener('error', onError);
         client.release(broken);
@@ -183,8 +206,17 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
       }
       return client;
     },
-    changeStamp: () => null,
-    markChanged() {},
+    stamps: new ChangeStamps({
+      read: () =>
+        store.db.executeQuery<{ n: number | null }>(STAMP).then(
+          ({ rows }) => Number(rows[0]?.n ?? 0),
+          (error: unknown) => {
+            if ((error as { code?: string }).code === UNDEFINED_TABLE) return null;
+            throw error;
+          },
+        ),
+      blocked: () => false,
+    }),
     createSnapshot: () =>
       Promise.reject(new Error('a PostgreSQL database cannot be snapshot: other instances may write it meanwhile')),
     backupTo: (file) =>

@@ -73,12 +73,19 @@ const STATEMENT_CACHE_SIZE = 256;
  */
 export class StatementCache {
   private readonly statements = new Map<string, CachedStatement>();
+  /** The statements that return rows and write too (`INSERT … RETURNING`). */
+  private readonly writingReaders = new WeakSet<CachedStatement>();
   private closed = false;
 
-  /** @param failed sees every error a statement threw (before it is rethrown). */
+  /**
+   * @param failed sees every error a statement threw (before it is rethrown).
+   * @param wrote is called after every statement that is not a read (and every `exec`: BEGIN,
+   *   COMMIT, ROLLBACK, scripts), whether it succeeded or not: the change stamps' own writes.
+   */
   constructor(
     readonly sqlite: SqliteHandle,
     private readonly failed: (error: unknown) => void,
+    private readonly wrote: () => void = () => {},
   ) {}
 
   /** Closes the connection; a second call does nothing. */
@@ -94,6 +101,10 @@ export class StatementCache {
       this.statements.delete(sql); // re-inserted below as the most recently used
     } else {
       statement = this.sqlite.prepare(sql);
+      // better-sqlite3 says whether it writes; node:sqlite does not (only SELECTs are read-only then).
+      const { readonly } = statement as { readonly?: boolean };
+      if (statement.reader && (readonly === undefined ? !/^\s*select\b/i.test(sql) : !readonly))
+        this.writingReaders.add(statement);
       if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value!);
     }
     this.statements.set(sql, statement);
@@ -104,8 +115,19 @@ export class StatementCache {
   run(sql: string, parameters: readonly unknown[]): DirectResult & { reader: boolean } {
     try {
       const statement = this.prepare(sql);
-      if (statement.reader) return { rows: statement.all(parameters), changes: 0, reader: true };
-      return { rows: [], changes: Number(statement.run(parameters).changes), reader: false };
+      if (statement.reader) {
+        if (!this.writingReaders.has(statement)) return { rows: statement.all(parameters), changes: 0, reader: true };
+        try {
+          return { rows: statement.all(parameters), changes: 0, reader: true };
+        } finally {
+          this.wrote();
+        }
+      }
+      try {
+        return { rows: [], changes: Number(statement.run(parameters).changes), reader: false };
+      } finally {
+        this.wrote();
+      }
     } catch (error) {
       this.failed(error);
       throw error;
@@ -119,6 +141,8 @@ export class StatementCache {
     } catch (error) {
       this.failed(error);
       throw error;
+    } finally {
+      this.wrote();
     }
   }
 }

@@ -16,6 +16,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, type LogEvent } from 'kysely';
+import { ChangeStamps } from '../change-stamps.js';
 import { noteStoreFailure } from '../failures.js';
 import type { Database } from '../schema.js';
 import { SHARE_DEFAULTS } from '../share.js';
@@ -66,30 +67,19 @@ async function openConnection(path: string, options: OpenOptions, busyTimeoutMs:
 }
 
 /**
- * The store's `changeStamp` and `markChanged` over the connection's own counters (see
- * `StoreBase.changeStamp`).
+ * The store's change stamps (../change-stamps.ts): this connection's writes are counted by the
+ * store itself (`StatementCache`'s `wrote`, `exclusive`), other connections' commits through
+ * `PRAGMA data_version`, which stays the same for the connection's own.
  */
-function changeStamps(sqlite: SqliteHandle): Pick<SqliteStore, 'changeStamp' | 'markChanged'> {
-  const totalChanges = sqlite.prepare('SELECT total_changes() AS n');
+function changeStamps(sqlite: SqliteHandle): ChangeStamps {
   const dataVersion = sqlite.prepare('PRAGMA data_version');
-  let generation = 0;
-  return {
-    changeStamp() {
-      // While a transaction is open, its writes count already but are not readable on the search
-      // readers' connections (nor certain: a rollback), so nothing read meanwhile may be cached
-      // under the stamp: none is given (issue #28).
-      if (sqlite.inTransaction) return null;
-      // Two statements, not one `SELECT … FROM pragma_data_version`: the table-valued pragma costs
-      // twice the plain one (6.3 against 3.2 µs measured per call), and this runs on every request.
-      // Both read the connection's counters, no table: they may run while a transaction holds it.
-      const own = (totalChanges.get() as { n: number }).n;
-      const others = (dataVersion.get() as { data_version: number }).data_version;
-      return `${generation}:${own}:${others}`;
-    },
-    markChanged() {
-      generation++;
-    },
-  };
+  return new ChangeStamps({
+    // It reads the connection's counter, no table: it may run while a transaction holds it.
+    read: () => (dataVersion.get() as { data_version: number }).data_version,
+    // While a transaction is open, its writes are not readable on the search readers' connections
+    // yet, nor certain (a rollback): nothing read meanwhile may be kept (issue #28).
+    blocked: () => sqlite.inTransaction,
+  });
 }
 
 /** `runner`, reporting each statement it ran (failed ones too) to `hook` (`traceQueries`). */
@@ -117,7 +107,12 @@ const reporting = (runner: DirectRunner, hook: (query: TracedQuery) => void): Di
 export async function openSqliteStore(path: string, options: OpenOptions = {}): Promise<SqliteStore> {
   const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 5000);
   const sqlite = await openConnection(path, options, busyTimeoutMs);
-  const statements = new StatementCache(sqlite, (error) => noteStoreFailure(store, error));
+  const stamps = changeStamps(sqlite);
+  const statements = new StatementCache(
+    sqlite,
+    (error) => noteStoreFailure(store, error),
+    () => stamps.markChanged(),
+  );
   const lock = new ConnectionLock();
   const driver = new LockedDriver(new Connection(statements), lock, statements);
   const dialect = new LockedDialect(driver);
@@ -175,7 +170,7 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
         check.close();
       }
     },
-    ...changeStamps(sqlite),
+    stamps,
     createSnapshot: () => createSnapshot(store),
     backupTo: (file) => backupTo(store, file),
     startMaintenance: (logger) => startBackgroundCheckpoints(store, { logger }),
@@ -199,6 +194,8 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
       try {
         return fn(sqlite);
       } finally {
+        // What `fn` did on the connection is not counted otherwise (a restore, a migration).
+        stamps.markChanged();
         lock.release();
       }
     },

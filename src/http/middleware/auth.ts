@@ -17,13 +17,15 @@ const BEARER = /^Bearer +(\S+) *$/i;
 
 export function bearerAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const { store, clock } = deps;
-  // Kept in process until the store's data changes (SQLite only): a revocation counts from the next request.
+  // Kept in process until the store's data changes: a revocation counts from the next request.
   const findToken = cachedTokenLookup(store.db);
   const lastTouched = new Map<string, number>();
   // A reset puts last_used_at back: touch again on the next request, as after a start.
   store.onReset(() => lastTouched.clear());
 
   return async (c, next) => {
+    // What the caches read about the store before now proves nothing for this request (decisions.md §16 "Caches").
+    store.stamps.requestStarts();
     const header = c.req.header('authorization');
     const token = header ? BEARER.exec(header)?.[1] : undefined;
     if (!token || !isWellFormedToken(token)) throw unauthorized(header);
