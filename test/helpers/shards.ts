@@ -23,6 +23,8 @@ const COST: Record<string, number> = {
   // The multi-instance test (#20): 22.6 s alone, 42 to 56 s beside a second copy of itself; a
   // busy machine's single runs, not quiet means.
   'cluster/instances.test.ts': 22,
+  // Issue #32's caches across processes: five serve processes in all; 55 s in one run on a busy machine.
+  'cluster/caches.test.ts': 25,
   'browser/reference-page.test.ts': 14.1,
   // The settings area's (#23): estimated from single runs on a busy machine, not quiet means.
   'browser/settings.test.ts': 12,
