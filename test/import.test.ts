@@ -512,14 +512,39 @@ describe('import', () => {
     });
 
     it('takes an API response back: the objects built from ids are accepted and ignored', async () => {
+      const tables = ['projects', 'prospects', 'contacts', 'drafts', 'threads'];
+      const dump = async () => {
+        const out: Record<string, unknown[]> = {};
+        for (const table of tables) out[table] = await sqlAll(store, `SELECT * FROM ${table} ORDER BY id`);
+        return out;
+      };
+      await importDocument(store, small());
+      const plain = await dump();
+
       const doc = small();
       const draft = doc.drafts![0]!;
+      const thread = doc.threads![0]!;
       draft.prospect = { id: draft.prospectId, domain: 'ignored.example' };
       draft.contact = { id: draft.contactId, email: 'ignored@example.com' };
-      doc.threads![0]!.contact = { id: 'x' };
-      doc.threads![0]!.prospect = { id: 'y' };
+      thread.contact = { id: 'x' };
+      thread.prospect = { id: 'y' };
       doc.projects![0]!.siteCount = 99;
       await importDocument(store, doc);
+
+      // Ignored: not one row differs from the same document without them.
+      assert.deepEqual(await dump(), plain);
+      const { domain } = doc.prospects!.find((p) => p.id === draft.prospectId)!;
+      assert.equal((await row(`SELECT domain FROM prospects WHERE id = '${draft.prospectId}'`)).domain, domain);
+      assert.equal(Number((await row("SELECT count(*) AS n FROM prospects WHERE domain = 'ignored.example'")).n), 0);
+      assert.equal(Number((await row("SELECT count(*) AS n FROM contacts WHERE email = 'ignored@example.com'")).n), 0);
+      assert.deepEqual(
+        { ...(await row(`SELECT contact_id, prospect_id FROM threads WHERE id = '${thread.id}'`)) },
+        { contact_id: thread.contactId, prospect_id: thread.prospectId },
+      );
+      const sites = doc.sites!.filter((site) => site.projectId === doc.projects![0]!.id).length;
+      assert.notEqual(sites, 99);
+      const projectId = doc.projects![0]!.id;
+      assert.equal(Number((await row(`SELECT count(*) AS n FROM sites WHERE project_id = '${projectId}'`)).n), sites);
     });
 
     it('an unknown top-level key, a collection that is not an array, a document that is not an object', async () => {

@@ -17,6 +17,8 @@ import {
   offsetOf,
   okResponse,
   page,
+  PAGE_SIZE_DEFAULT,
+  PAGE_SIZE_MAX,
   paginated,
 } from '../schemas/common.js';
 import { BACKLINK_STATUSES } from '../domain/enums.js';
@@ -32,20 +34,23 @@ export const BacklinkDetail = Backlink.extend({
   pagination: Pagination.openapi({ description: 'Pagination of `checks`' }),
 }).openapi('BacklinkDetail');
 
-/** `limit` or its legacy alias `pageSize` (contract §9.3): 1–100, no default here so the handler can tell which was given. */
+/** `limit` or its legacy alias `pageSize` (contract §9.3): 1–PAGE_SIZE_MAX, no default here so the handler can tell which was given. */
 const pageSizeParam = (name: 'limit' | 'pageSize', description: string) =>
-  queryInteger(name, 1, 100).openapi({
+  queryInteger(name, 1, PAGE_SIZE_MAX).openapi({
     param: { name, in: 'query' },
     type: 'integer',
     minimum: 1,
-    maximum: 100,
+    maximum: PAGE_SIZE_MAX,
     description,
-    example: 25,
+    example: PAGE_SIZE_DEFAULT,
   });
 
 const ListQuery = z.object({
   page: PageQuery.shape.page,
-  limit: pageSizeParam('limit', 'Page size, 1–100; default 25. Wins over `pageSize` when both are given.'),
+  limit: pageSizeParam(
+    'limit',
+    `Page size, 1–${PAGE_SIZE_MAX}; default ${PAGE_SIZE_DEFAULT}. Wins over \`pageSize\` when both are given.`,
+  ),
   pageSize: pageSizeParam('pageSize', 'Legacy alias of `limit` (same rules).'),
   siteId: Id.optional().openapi({
     param: { name: 'siteId', in: 'query' },
@@ -56,8 +61,6 @@ const ListQuery = z.object({
     .optional()
     .openapi({ param: { name: 'status', in: 'query' } }),
 });
-
-const DEFAULT_LIMIT = 25;
 
 const listRoute = (group: Group) =>
   createRoute({
@@ -93,7 +96,7 @@ export function registerBacklinks(app: OpenAPIHono<AppEnv>, { store }: AppDeps) 
   for (const group of GROUPS) {
     app.openapi(listRoute(group), async (c) => {
       const query = c.req.valid('query');
-      const paging = { page: query.page, limit: query.limit ?? query.pageSize ?? DEFAULT_LIMIT };
+      const paging = { page: query.page, limit: query.limit ?? query.pageSize ?? PAGE_SIZE_DEFAULT };
       const project = await requireCallerProject(c, store.db, group, c.req.valid('param'));
       if (query.siteId !== undefined) await requireSite(store.db, project.id, query.siteId);
       const { items, total } = await listBacklinks(

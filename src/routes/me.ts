@@ -2,7 +2,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { MAX_ACTIVE_TOKENS, tokenForMe } from '../repos/tokens.js';
-import { errorResponses, okResponse } from '../schemas/common.js';
+import { errorResponses, okResponse, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../schemas/common.js';
 import { Me } from '../schemas/me.js';
 
 const getMe = createRoute({
@@ -50,8 +50,8 @@ export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           limits: {
             requestsPerMinute: config.limits.requestsPerMinute,
             activeTokensPerAccount: MAX_ACTIVE_TOKENS,
-            pageSizeMax: 100,
-            pageSizeDefault: 25,
+            pageSizeMax: PAGE_SIZE_MAX,
+            pageSizeDefault: PAGE_SIZE_DEFAULT,
             maxBodyBytes: config.limits.maxBodyBytes,
           },
         },

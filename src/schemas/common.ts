@@ -13,10 +13,15 @@ export const NullableDateTime = DateTime.nullable();
 export const Uri = z.string().openapi({ format: 'uri', example: 'https://example.com/page' });
 export const Email = z.string().openapi({ format: 'email', example: 'ana@example.com' });
 
+/** The largest page size (`limit`, and `pageSize` where it is an alias), records (contract §9.3). */
+export const PAGE_SIZE_MAX = 100;
+/** The page size when none is given, records (contract §9.3). */
+export const PAGE_SIZE_DEFAULT = 25;
+
 export const Pagination = z
   .object({
     page: z.number().int().openapi({ example: 1 }),
-    limit: z.number().int().openapi({ example: 25 }),
+    limit: z.number().int().openapi({ example: PAGE_SIZE_DEFAULT }),
     total: z.number().int().openapi({ description: 'Number of records matching the filters', example: 120 }),
     hasMore: z.boolean().openapi({ description: '`page * limit < total`' }),
   })
@@ -51,10 +56,10 @@ const pageParam = (name: string, min: number, max: number, fallback: number, des
       example: fallback,
     });
 
-/** `page` (1–PAGE_MAX, default 1) and `limit` (1–100, default 25); anything else is 422, never clamped. */
+/** `page` (1–PAGE_MAX, default 1) and `limit` (1–PAGE_SIZE_MAX, default PAGE_SIZE_DEFAULT); anything else is 422, never clamped. */
 export const PageQuery = z.object({
   page: pageParam('page', 1, PAGE_MAX, 1, 'Page number, from 1'),
-  limit: pageParam('limit', 1, 100, 25, 'Page size, 1–100'),
+  limit: pageParam('limit', 1, PAGE_SIZE_MAX, PAGE_SIZE_DEFAULT, `Page size, 1–${PAGE_SIZE_MAX}`),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
