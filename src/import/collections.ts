@@ -10,8 +10,6 @@
  * its hash, so a re-import does not duplicate it.
  */
 import type { z } from '@hono/zod-openapi';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
 import { TokenError, createToken, tokenIdByHash } from '../repos/tokens.js';
 import { hashToken } from '../domain/tokens.js';
 import {
@@ -26,56 +24,13 @@ import {
   FieldError,
   KeywordImport,
   LeadImport,
-  Parents,
   ProjectImport,
   ProspectImport,
   SiteImport,
   ThreadImport,
   TokenImport,
 } from './rules.js';
-import { RowWriter, bool, json, type ChildTable, type ImportTable, type Row } from './writer.js';
-
-/**
- * State of one import: the parents seen so far (`parents`), the row writers with their prepared
- * statements (made once, reused for every row) and the child rows written.
- */
-export class ImportContext {
-  readonly parents: Parents;
-  private readonly rows: RowWriter;
-  /** Child rows written, by child collection (`backlinkChecks`, …). */
-  readonly childCounts: Record<string, number> = {};
-
-  constructor(
-    /** The import's transaction. */
-    readonly trx: Kysely<Database>,
-    /** The import time (ISO, UTC): default `createdAt`, token activity. */
-    readonly nowIso: string,
-  ) {
-    this.parents = new Parents(trx);
-    this.rows = new RowWriter(trx);
-  }
-
-  /** @returns true when a row with this id existed and was replaced. */
-  write<T extends ImportTable>(table: T, row: Row<T>): Promise<boolean> {
-    return this.rows.write(table, row);
-  }
-
-  /**
-   * Writes the child rows of a record written as `replaced` (see `write`): a replaced record's
-   * old children go first. Counts them under `name` in the summary.
-   */
-  async writeChildren<T extends ChildTable>(
-    name: string,
-    table: T,
-    parentId: string,
-    replaced: boolean,
-    rows: readonly Row<T>[],
-  ): Promise<void> {
-    if (replaced) await this.rows.clearChildren(table, parentId);
-    for (const row of rows) await this.rows.write(table, row);
-    if (rows.length > 0) this.childCounts[name] = (this.childCounts[name] ?? 0) + rows.length;
-  }
-}
+import { type ImportContext, bool, json, type Row } from './writer.js';
 
 /** `createdAt` and `updatedAt` of a record: each defaults to the other, then to `fallback` (the import time). */
 function stamps(

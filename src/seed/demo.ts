@@ -13,7 +13,8 @@
 import type { Store } from '../db/connection.js';
 import { SCOPES } from '../domain/scopes.js';
 import { importDocument, type ImportDocument, type ImportSummary } from '../import/index.js';
-import { buildAccount, type DemoDocument, type WeightedSite } from './account.js';
+import { buildAccount } from './account.js';
+import type { DemoDocument, WeightedSite } from './account-build.js';
 import { Rng } from './rng.js';
 import { DAY, HOUR, iso } from './vocabulary.js';
 
