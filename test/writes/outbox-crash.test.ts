@@ -79,15 +79,8 @@ const until = async (what: string, check: () => boolean, ms = 15_000) => {
   }
 };
 
-/**
- * Accepts `body` as a reply in a server whose SMTP server never answers, waits for the delivery
- * attempt to hang, and kills the process with SIGKILL; returns the message row left behind.
- */
-async function acceptThenKill(
-  body: string,
-  key: string,
-  env: Record<string, string> = {},
-): Promise<Record<string, any>> {
+/** The database migrated and seeded (once); a new token of acct_a that may send. */
+async function sendingToken(): Promise<string> {
   const store = await openStore(db);
   await migrate(store);
   if (!(await accountExists(store.db, 'acct_a'))) await seed(store);
@@ -97,19 +90,37 @@ async function acceptThenKill(
     new Date().toISOString(),
   );
   await store.close();
+  return token;
+}
 
+/** POSTs `body` as a reply to thr_a1 under idempotency key `key`; resolves with the status. */
+async function reply(origin: string, token: string, body: string, key: string): Promise<number> {
+  const res = await fetch(`${origin}/api/public/v1/projects/prj_a1/sites/site_a1/threads/thr_a1/replies`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ body, idempotencyKey: key }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/**
+ * Accepts `body` as a reply in a server whose SMTP server never answers, waits for the delivery
+ * attempt to hang, and kills the process with SIGKILL; returns the message row left behind.
+ */
+async function acceptThenKill(
+  body: string,
+  key: string,
+  env: Record<string, string> = {},
+): Promise<Record<string, any>> {
+  const token = await sendingToken();
   // An SMTP server that accepts connections and never says a word: the attempt hangs.
   const sockets: Socket[] = [];
   const mute = createServer((socket) => sockets.push(socket));
   await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
   const first = await serve((mute.address() as AddressInfo).port, env);
   try {
-    const res = await fetch(`${first.origin}/api/public/v1/projects/prj_a1/sites/site_a1/threads/thr_a1/replies`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ body, idempotencyKey: key }),
-    });
-    assert.equal(res.status, 202);
+    assert.equal(await reply(first.origin, token, body, key), 202);
     await until('the delivery attempt', () => sockets.length > 0);
   } finally {
     first.child.kill('SIGKILL');
@@ -172,4 +183,40 @@ it('never attempts a reply again after a kill -9 during its last attempt (never 
   assert.equal(row.status, 'failed');
   assert.equal(row.attempts, 1);
   assert.match(row.last_error, /stopped during attempt 1 of 1/);
+});
+
+it('keeps every reply it acknowledged when killed with SIGKILL amid concurrent replies (group commit, synchronous=full)', async () => {
+  const token = await sendingToken();
+  // No relay at all: deliveries fail and back off; the replies' own writes are what is looked at.
+  const first = await serve(1);
+  const acknowledged: string[] = [];
+  let killed = false;
+  // 16 clients at once, so that replies commit while others' syncs are in flight and share them.
+  const client = async (c: number) => {
+    for (let i = 0; !killed; i++) {
+      const body = `Concurrent reply ${c}-${i}.`;
+      const status = await reply(first.origin, token, body, `crash-group-${c}-${i}`).catch(() => null);
+      if (status === 202) acknowledged.push(body);
+      else if (!killed) assert.fail(`reply ${c}-${i} answered ${status}`);
+    }
+  };
+  const clients = Array.from({ length: 16 }, (_, c) => client(c));
+  await until('200 acknowledged replies', () => acknowledged.length >= 200, 60_000);
+  first.child.kill('SIGKILL');
+  killed = true;
+  await exited(first.child);
+  await Promise.all(clients);
+
+  const check = await openStore(db);
+  const stored = new Set(
+    (
+      (await sqlAll(check, "SELECT body FROM thread_messages WHERE body LIKE 'Concurrent reply %'")) as {
+        body: string;
+      }[]
+    ).map((r) => r.body),
+  );
+  await check.close();
+  const lost = acknowledged.filter((body) => !stored.has(body));
+  assert.deepEqual(lost, [], `${lost.length} of ${acknowledged.length} acknowledged replies lost`);
+  assert.ok(stored.size >= acknowledged.length);
 });

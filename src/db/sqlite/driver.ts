@@ -15,6 +15,7 @@ import {
 import type { DirectResult, OpenOptions } from '../store.js';
 import type { SqliteHandle, SqliteStatement } from './handle.js';
 import { isDeno } from './addon.js';
+import type { GroupCommit } from './group-commit.js';
 
 type CachedStatement = SqliteStatement & ReturnType<SqliteDatabase['prepare']>;
 
@@ -111,6 +112,20 @@ export class StatementCache {
     return statement;
   }
 
+  /**
+   * Whether `sql` only reads (prepared and kept, as `run` would): not a write, nor a reader that
+   * writes (`INSERT … RETURNING`). A statement that does not prepare counts as reading only, so
+   * that `run` is where its error is thrown and noted.
+   */
+  readsOnly(sql: string): boolean {
+    try {
+      const statement = this.prepare(sql);
+      return statement.reader && !this.writingReaders.has(statement);
+    } catch {
+      return true;
+    }
+  }
+
   /** Runs `sql` with `parameters` now: its rows, or the rows it changed. */
   run(sql: string, parameters: readonly unknown[]): DirectResult & { reader: boolean } {
     try {
@@ -149,11 +164,22 @@ export class StatementCache {
 
 /** The one connection as kysely's driver sees it. */
 export class Connection implements DatabaseConnection {
+  /** Whether a statement outside a transaction wrote since the driver last looked (`takeWrote`). */
+  private wrote = false;
+
   constructor(private readonly statements: StatementCache) {}
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const { rows, changes, reader } = this.statements.run(compiled.sql, compiled.parameters);
+    if (!this.statements.sqlite.inTransaction && !this.statements.readsOnly(compiled.sql)) this.wrote = true;
     return Promise.resolve(reader ? { rows: rows as R[] } : { rows: [], numAffectedRows: BigInt(changes) });
+  }
+
+  /** Whether a statement outside a transaction wrote (committed on its own) since the last call. */
+  takeWrote(): boolean {
+    const wrote = this.wrote;
+    this.wrote = false;
+    return wrote;
   }
 
   // biome-ignore lint/correctness/useYield: the store never streams; kysely requires the method.
@@ -165,12 +191,19 @@ export class Connection implements DatabaseConnection {
 /**
  * kysely's driver over the one connection: transactions begin `IMMEDIATE`, and every use of the
  * connection goes through `lock`. Shared by every query builder of the store (`traceQueries`' too).
+ * With `groupCommit`, a use of the connection that committed (a transaction, or a write outside
+ * one) frees the connection and then waits until the commit is on disk (`./group-commit.ts`), so
+ * kysely resolves the caller's query or transaction only then.
  */
 export class LockedDriver implements Driver {
+  /** Whether the transaction in hand committed (`commitTransaction`), until `releaseConnection`. */
+  private committed = false;
+
   constructor(
     private readonly connection: Connection,
     private readonly lock: ConnectionLock,
     private readonly statements: StatementCache,
+    private readonly groupCommit: GroupCommit | null = null,
   ) {}
 
   async init(): Promise<void> {}
@@ -186,6 +219,7 @@ export class LockedDriver implements Driver {
 
   async commitTransaction(): Promise<void> {
     this.statements.exec('COMMIT');
+    this.committed = true;
   }
 
   async rollbackTransaction(): Promise<void> {
@@ -198,7 +232,13 @@ export class LockedDriver implements Driver {
   }
 
   async releaseConnection(): Promise<void> {
+    const committed = this.connection.takeWrote() || this.committed;
+    this.committed = false;
     this.lock.release();
+    if (committed && this.groupCommit) {
+      this.groupCommit.noteCommit();
+      await this.groupCommit.durable();
+    }
   }
 
   /** The store closes the connection itself (`SqliteStore.close`). */

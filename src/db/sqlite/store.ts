@@ -36,6 +36,7 @@ import { backupTo } from './backup.js';
 import { startBackgroundCheckpoints } from './checkpointer.js';
 import { Connection, ConnectionLock, LockedDialect, LockedDriver, openRaw, StatementCache } from './driver.js';
 import { registerSqlFunctions } from './functions.js';
+import { GroupCommit } from './group-commit.js';
 import type { SqliteHandle } from './handle.js';
 import { sqlitePieces } from './pieces.js';
 import { openSqliteReaders } from './readers.js';
@@ -50,20 +51,28 @@ export const SQLITE_CAPABILITIES: StoreCapabilities = {
 
 /**
  * Opens the connection to `path` (creating the file and its directory when missing) with WAL,
- * foreign keys, `synchronous = FULL` (or `options.synchronous`), a busy timeout of
- * `busyTimeoutMs` and the store's SQL functions.
+ * foreign keys, a busy timeout of `busyTimeoutMs` and the store's SQL functions. Durability
+ * (`options.synchronous`, decisions.md §7): `full` (the default) on a file in WAL mode is group
+ * commit (`./group-commit.ts`: `synchronous = NORMAL` and the WAL synced before a commit's caller
+ * goes on; `groupCommit` true); elsewhere (`:memory:`, no WAL) `synchronous = FULL`;
+ * `normal` is `synchronous = NORMAL` and nothing more.
  */
-async function openConnection(path: string, options: OpenOptions, busyTimeoutMs: number): Promise<SqliteHandle> {
+async function openConnection(
+  path: string,
+  options: OpenOptions,
+  busyTimeoutMs: number,
+): Promise<{ sqlite: SqliteHandle; groupCommit: boolean }> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = await openRaw(path, options);
   sqlite.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
-  sqlite.exec('PRAGMA journal_mode = WAL');
-  sqlite.exec(`PRAGMA synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+  const { journal_mode: journal } = sqlite.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string };
+  const groupCommit = options.synchronous !== 'normal' && journal === 'wal' && path !== '';
+  sqlite.exec(`PRAGMA synchronous = ${options.synchronous === 'normal' || groupCommit ? 'NORMAL' : 'FULL'}`);
   sqlite.exec('PRAGMA foreign_keys = ON');
   // Statement journals (which the row_counts triggers make every write keep) stay in memory.
   sqlite.exec('PRAGMA temp_store = MEMORY');
   registerSqlFunctions(sqlite);
-  return sqlite;
+  return { sqlite, groupCommit };
 }
 
 /**
@@ -106,7 +115,12 @@ const reporting = (runner: DirectRunner, hook: (query: TracedQuery) => void): Di
  */
 export async function openSqliteStore(path: string, options: OpenOptions = {}): Promise<SqliteStore> {
   const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 5000);
-  const sqlite = await openConnection(path, options, busyTimeoutMs);
+  const connection = await openConnection(path, options, busyTimeoutMs);
+  const { sqlite } = connection;
+  // An fsync that failed counts as the store's failure (/readyz), as a failed statement does.
+  const groupCommit = connection.groupCommit
+    ? new GroupCommit(`${path}-wal`, (error) => noteStoreFailure(store, error))
+    : null;
   const stamps = changeStamps(sqlite);
   const statements = new StatementCache(
     sqlite,
@@ -114,14 +128,16 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
     () => stamps.markChanged(),
   );
   const lock = new ConnectionLock();
-  const driver = new LockedDriver(new Connection(statements), lock, statements);
+  const driver = new LockedDriver(new Connection(statements), lock, statements, groupCommit);
   const dialect = new LockedDialect(driver);
   const db = new Kysely<Database>({ dialect });
 
   // Outside a transaction: at once when the connection is free, else not now (wait through kysely).
+  // A write under group commit goes through kysely too, whose driver waits for its sync.
   const whenFree: DirectRunner = {
     sqlite,
-    run: (sql, parameters) => (lock.free ? statements.run(sql, parameters) : undefined),
+    run: (sql, parameters) =>
+      lock.free && (!groupCommit || statements.readsOnly(sql)) ? statements.run(sql, parameters) : undefined,
   };
   // Inside a transaction, which holds the connection: always at once.
   const held: DirectRunner = { sqlite, run: (sql, parameters) => statements.run(sql, parameters) };
@@ -197,6 +213,9 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
         // What `fn` did on the connection is not counted otherwise (a restore, a migration).
         stamps.markChanged();
         lock.release();
+        // What `fn` wrote (a migration, a restore) is on disk before its caller goes on.
+        groupCommit?.noteCommit();
+        await groupCommit?.durable();
       }
     },
     saturated: () => false,
@@ -204,6 +223,7 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
     async close() {
       await readers?.close();
       await db.destroy();
+      await groupCommit?.close();
       statements.close();
     },
   };
