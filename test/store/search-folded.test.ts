@@ -69,7 +69,13 @@ describe('the search folded columns (SQLite)', { skip: sqliteOnly() }, () => {
       loadMigrations().filter((m) => m.version < version),
     );
     await importDocument(store, SMALL, { nowIso: NOW });
-    assert.deepEqual(await migrate(store, loadMigrations().filter((m) => m.version <= version)), [version]);
+    assert.deepEqual(
+      await migrate(
+        store,
+        loadMigrations().filter((m) => m.version <= version),
+      ),
+      [version],
+    );
     await migrate(store); // the migrations after it
   });
   after(async () => {
