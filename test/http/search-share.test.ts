@@ -127,7 +127,9 @@ describe('PostgreSQL: searches within their share of the pool', () => {
     if (skip) return t.skip(skip);
     await until(() => server.store.saturated() === false, 'the end of an earlier hold');
     await locker.query('BEGIN');
-    await locker.query('LOCK TABLE api_tokens IN ACCESS EXCLUSIVE MODE');
+    // Every request reads the change stamp (sql/postgres/0009_change_stamps.sql) before its token,
+    // which may then come from the token cache: locking the stamp's table holds each request.
+    await locker.query('LOCK TABLE change_stamps, api_tokens IN ACCESS EXCLUSIVE MODE');
     // Six requests hold every connection on the lock; three more wait for one.
     const held = Array.from({ length: POOL_SIZE + 3 }, () => timed('/api/public/v1/me'));
     await until(() => server.store.saturated(), 'saturation');
