@@ -1,7 +1,7 @@
 /**
  * The CLI and server as one CommonJS file: esbuild bundles build/entry.ts with the SQL
- * migrations, the version, the native addon's hash, the reference page's assets (Swagger UI) and
- * the settings area's stylesheet and script defined in. `npm run build` turns it into the single executable; the unit tests that need a
+ * migrations, the version, the native addon's hash and the settings area's stylesheet and script
+ * defined in (the reference page's Swagger UI files go into the executable as SEA assets, build/sea.ts). `npm run build` turns it into the single executable; the unit tests that need a
  * real process run it under plain `node` (test/helpers/cli.ts): `--version` takes 0.35 s that way
  * against 1.5 s through `bin/outreach-api.js` and tsx.
  */
@@ -11,7 +11,6 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readMigrationDir } from '../src/db/migrate.js';
-import { readDocsAssets } from '../src/http/docs-assets.js';
 import { readSettingsAssets } from '../src/web/assets.js';
 
 /** The checkout's root directory. */
@@ -66,8 +65,6 @@ export async function bundleCli(outfile: string, minify: boolean, addon = ADDON)
       __OUTREACH_VERSION__: JSON.stringify(version),
       __OUTREACH_MIGRATIONS__: JSON.stringify(migrations),
       __OUTREACH_NATIVE_HASH__: JSON.stringify(nativeHash),
-      // The reference page's Swagger UI bundle and stylesheet (src/http/docs-assets.ts).
-      __OUTREACH_DOCS_ASSETS__: JSON.stringify(readDocsAssets()),
       // The settings area's stylesheet and copy-button script (src/web/assets.ts).
       __OUTREACH_SETTINGS_ASSETS__: JSON.stringify(readSettingsAssets()),
       // Only reached on from-source paths that the defines above cut off, but must not crash.

@@ -1,7 +1,8 @@
 /**
- * One single executable from the bundle: a Node binary (this one, or another platform's), the
- * bundle as the SEA main script and better-sqlite3's addon as a SEA asset, put together by
- * @yao-pkg/pkg's `sea()`. `npm run build` (build/build.ts) makes this platform's executable with
+ * One single executable from the bundle: a Node binary (this one, or another platform's), a small
+ * loader as the SEA main script (build/sea-loader.ts), and as SEA assets the bundle, V8's code
+ * cache of a whole start of it (made here by running it, for this platform only), better-sqlite3's
+ * addon and the reference page's files, put together by @yao-pkg/pkg's `sea()`. `npm run build` (build/build.ts) makes this platform's executable with
  * the Node running it; build/arm64.ts makes Linux arm64's with the Node of the npm registry.
  *
  * pkg's SEA mode would download a Node binary; its internal `sea()` takes `nodePath` (not exposed on
@@ -11,12 +12,15 @@
  * and run npx offline so it never fetches. pkg does not report a failed injection: the caller checks
  * the result by running it.
  */
-import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
+import { DOCS_ASSET_FILES, docsSeaAsset } from '../src/http/docs-assets.js';
 import { NATIVE_SQLITE_ASSET } from '../src/native.js';
+import { build } from 'esbuild';
 import { ROOT } from './bundle.js';
+import { BUNDLE_ASSET, CODE_CACHE_ASSET, MAKE_CODE_CACHE_VARIABLE } from './sea-assets.js';
 
 interface PkgTarget {
   nodeRange: string;
@@ -47,9 +51,10 @@ export interface SeaInput {
   /** Where the executable goes (replaced). */
   output: string;
   /**
-   * V8's code cache in the blob: 0.2–0.3 s less at every start, but made by the running Node, so
-   * only for an executable of this platform and arch, and not byte-for-byte repeatable (V8 writes
-   * strings' hashes under a seed drawn at random per process).
+   * V8's code cache of a whole start (build/sea-loader.ts) in the blob: made by running the bundle
+   * under `node`, which must be the Node embedded, so only for an executable of this platform and
+   * arch; not byte-for-byte repeatable (V8 writes strings' hashes under a seed drawn at random per
+   * process). Without it the executable compiles the bundle at every start.
    */
   codeCache: boolean;
   /**
@@ -76,7 +81,20 @@ export async function seaExecutable(input: SeaInput, log: (line: string) => void
   const require = createRequire(import.meta.url);
   const sea = (require('@yao-pkg/pkg/lib-es5/sea.js') as { default: PkgSea }).default;
   try {
-    await sea(input.bundle, {
+    const loader = join(work, 'loader.cjs');
+    await build({
+      absWorkingDir: ROOT,
+      entryPoints: ['build/sea-loader.ts'],
+      outfile: loader,
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      logLevel: 'warning',
+    });
+    const cache = input.codeCache ? await makeCodeCache(input.node, loader, input.bundle, work) : undefined;
+    if (cache) log(`code cache of a start: ${mib(statSync(cache).size)}`);
+    await sea(loader, {
       targets: [
         { nodeRange: `node${process.versions.node.split('.')[0]}`, platform, arch: input.arch, output: input.output },
       ],
@@ -85,8 +103,14 @@ export async function seaExecutable(input: SeaInput, log: (line: string) => void
       signature: input.platform === 'darwin',
       seaConfig: {
         disableExperimentalSEAWarning: true,
-        useCodeCache: input.codeCache,
-        assets: { [NATIVE_SQLITE_ASSET]: input.addon },
+        // The loader is small; the bundle's cache is the asset below.
+        useCodeCache: false,
+        assets: {
+          [BUNDLE_ASSET]: input.bundle,
+          ...(cache ? { [CODE_CACHE_ASSET]: cache } : {}),
+          [NATIVE_SQLITE_ASSET]: input.addon,
+          ...docsAssetFiles(),
+        },
       },
     });
   } finally {
@@ -98,6 +122,60 @@ export async function seaExecutable(input: SeaInput, log: (line: string) => void
   }
   if (!statSync(input.output, { throwIfNoEntry: false })?.size) throw new Error(`pkg wrote no ${input.output}`);
   chmodSync(input.output, 0o755);
+}
+
+/** How long the code cache's start may take before the build gives up, ms. */
+const CODE_CACHE_START_MS = 60_000;
+
+/**
+ * Runs `serve` from `bundle` through `loader` under `node` on a new database in `work`, asks
+ * `/healthz` once, stops it with SIGTERM, and returns the code cache the loader wrote at exit:
+ * the functions a start compiles, for the executable to skip compiling.
+ * @throws when the server does not answer within CODE_CACHE_START_MS or no cache was written.
+ */
+async function makeCodeCache(node: string, loader: string, bundle: string, work: string): Promise<string> {
+  const cache = join(work, 'code-cache.bin');
+  const ready = join(work, 'ready.json');
+  const child = spawn(
+    node,
+    [loader, 'serve', '--db', join(work, 'code-cache.db'), '--port', '0', '--ready-file', ready],
+    {
+      cwd: work,
+      stdio: 'ignore',
+      // Only what a start needs: no OUTREACH_API_* setting of this shell reaches it.
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        [MAKE_CODE_CACHE_VARIABLE]: [bundle, cache].join(delimiter),
+      },
+    },
+  );
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  try {
+    const deadline = Date.now() + CODE_CACHE_START_MS;
+    while (!existsSync(ready)) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error('the code cache start did not get ready');
+      await new Promise((done) => setTimeout(done, 10));
+    }
+    const { url } = JSON.parse(readFileSync(ready, 'utf8')) as { url: string };
+    const answer = await fetch(`${url}/healthz`);
+    if (answer.status !== 200) throw new Error(`the code cache start answered /healthz ${answer.status}`);
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+  if (!statSync(cache, { throwIfNoEntry: false })?.size) throw new Error('the code cache start wrote no cache');
+  return cache;
+}
+
+/**
+ * The reference page's files (Swagger UI) by SEA asset key: read on first use from the blob
+ * (build/entry.ts), not part of the script every start reads.
+ * @throws when `swagger-ui-dist` is not installed.
+ */
+function docsAssetFiles(): Record<string, string> {
+  const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  return Object.fromEntries(DOCS_ASSET_FILES.map((name) => [docsSeaAsset(name), join(dir, name)]));
 }
 
 /** `node`, or a copy of it in `work` without debug symbols when `strip` is given and works. */

@@ -108,9 +108,13 @@ function leaves(schema: z.ZodType, path: string[] = []): Leaf[] {
   return [{ path, name: ENV_NAMES[key] ?? `OUTREACH_API_${path.map(snake).join('_')}`, kind }];
 }
 
+let configLeaves: Leaf[] | undefined;
+/** `leaves(ConfigSchema)`, walked once per process (every `--help` line and every start asks for it). */
+const allLeaves = (): Leaf[] => (configLeaves ??= leaves(ConfigSchema));
+
 /** Every leaf key path of the configuration, with its environment variable name (keys without a default too). */
 export function envVariables(): { path: string[]; name: string }[] {
-  return leaves(ConfigSchema).map(({ path, name }) => ({ path, name }));
+  return allLeaves().map(({ path, name }) => ({ path, name }));
 }
 
 /** The typed value of an environment variable, or the reason it does not parse. */
@@ -157,7 +161,7 @@ const OTHER_VARIABLES: Record<string, string> = {
 /** The keys the schema knows beside an unknown one at `at` (`server.prot` → `host`, `port`, …). */
 function siblingKeys(at: string[]): string[] {
   const keys = new Set<string>();
-  for (const { path } of leaves(ConfigSchema))
+  for (const { path } of allLeaves())
     if (path.length > at.length && at.every((key, i) => path[i] === key)) keys.add(path[at.length]!);
   return [...keys];
 }
@@ -176,11 +180,11 @@ function unknownKey(at: string[], key: string): string {
  */
 function unknownVariables(env: Record<string, string | undefined>, config: Config): string[] {
   const known = new Map([
-    ...leaves(ConfigSchema).map((leaf) => [leaf.name, leaf.path.join('.')] as const),
+    ...allLeaves().map((leaf) => [leaf.name, leaf.path.join('.')] as const),
     ...Object.entries(OTHER_VARIABLES),
   ]);
   const secrets = new Set(
-    leaves(ConfigSchema)
+    allLeaves()
       .filter((leaf) => leaf.path[leaf.path.length - 1]!.endsWith('Env'))
       .map((leaf) => leaf.path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], config)),
   );
@@ -232,7 +236,7 @@ export function loadConfig(
   }
   const problems: string[] = [];
   const fromEnvironment = new Map<string, string>();
-  for (const { path: keyPath, name, kind } of leaves(ConfigSchema)) {
+  for (const { path: keyPath, name, kind } of allLeaves()) {
     const text = env[name];
     if (text === undefined || text === '') continue;
     const read = fromEnv(text, kind);
@@ -254,7 +258,9 @@ export function loadConfig(
     setPath(raw, keyPath.split('.'), value);
     fromEnvironment.delete(keyPath);
   }
-  const parsed = ConfigSchema.safeParse(raw);
+  // Parsed once per process: zod's compiled fast path (built on an object schema's first parse)
+  // would cost more than it saves here.
+  const parsed = ConfigSchema.safeParse(raw, { jitless: true });
   if (!parsed.success) problems.push(...describeIssues(parsed.error.issues, fromEnvironment));
   problems.push(...unknownVariables(env, parsed.success ? parsed.data : ConfigSchema.parse({})));
   if (problems.length)

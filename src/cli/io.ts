@@ -31,7 +31,15 @@ export const processIo = (): CliIo => {
         if (error.code !== 'EPIPE') throw error;
       });
   }
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    // Node makes process.stdin (a stream) when it is first read: only a command that reads it pays.
+    get stdin() {
+      return process.stdin;
+    },
+  };
 };
 
 /**

@@ -38,8 +38,8 @@ export interface FetchedPage {
   body: string;
 }
 
-/** IPv6 global unicast space (RFC 4291 §2.4): everything outside `2000::/3` is unassigned or special. */
-const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+/** IPv6 global unicast space (RFC 4291 §2.4): everything outside `2000::/3` is unassigned or special. Parsed at first use. */
+let globalUnicastV6: [ipaddr.IPv6, number] | undefined;
 
 /**
  * True for an address a crawler must not reach by default: anything that is not global unicast.
@@ -54,7 +54,10 @@ export function isForbiddenAddress(address: string): boolean {
   if (!isIP(address.replace(/%.*$/, ''))) return true;
   const parsed = ipaddr.parse(address);
   if (parsed.range() !== 'unicast') return true;
-  return parsed.kind() === 'ipv6' && !parsed.match(GLOBAL_UNICAST_V6);
+  return (
+    parsed.kind() === 'ipv6' &&
+    !parsed.match((globalUnicastV6 ??= ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number]))
+  );
 }
 
 const refused = (host: string) =>

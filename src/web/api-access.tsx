@@ -160,15 +160,19 @@ function ScopeItem(props: { scope: Scope; checked: boolean }) {
   );
 }
 
-/** Each scope's item, ticked and not, rendered once: the same HTML on every page. */
-const SCOPE_ITEMS = new Map(
-  SCOPES.flatMap((scope) =>
-    [true, false].map(
-      (checked) => [`${scope} ${checked}`, raw(String(<ScopeItem scope={scope} checked={checked} />))] as const,
+/**
+ * Each scope's item, ticked and not, rendered once, at the first page that shows them (not at
+ * start: the server's first answer does not wait for pages): the same HTML on every page.
+ */
+let scopeItems: Map<string, ReturnType<typeof raw>> | undefined;
+const scopeItem = (scope: Scope, checked: boolean) =>
+  (scopeItems ??= new Map(
+    SCOPES.flatMap((one) =>
+      [true, false].map(
+        (ticked) => [`${one} ${ticked}`, raw(String(<ScopeItem scope={one} checked={ticked} />))] as const,
+      ),
     ),
-  ),
-);
-const scopeItem = (scope: Scope, checked: boolean) => SCOPE_ITEMS.get(`${scope} ${checked}`)!;
+  )).get(`${scope} ${checked}`)!;
 
 function CreateForm(props: { values: CreateValues; errors: CreateErrors; antiForgery: string; atLimit: boolean }) {
   const { values, errors } = props;
@@ -260,16 +264,17 @@ function CreateForm(props: { values: CreateValues; errors: CreateErrors; antiFor
 
 /** Where a session's anti-forgery value goes in the empty form rendered once (base64url never needs escaping). */
 const ANTI_FORGERY_SLOT = 'ANTI-FORGERY-SLOT';
-/** The empty create form (as on most page views), rendered once with and once without the limit's note. */
-const EMPTY_FORMS = new Map(
-  [true, false].map((atLimit) => [
-    atLimit,
-    String(<CreateForm values={EMPTY_FORM} errors={{}} antiForgery={ANTI_FORGERY_SLOT} atLimit={atLimit} />),
-  ]),
-);
+/** The empty create form (as on most page views), with and without the limit's note, each rendered at its first use. */
+const emptyForms = new Map<boolean, string>();
 /** The empty create form for a session: the HTML rendered once, with that session's value in it. */
-const emptyCreateForm = (antiForgery: string, atLimit: boolean) =>
-  raw(EMPTY_FORMS.get(atLimit)!.replace(ANTI_FORGERY_SLOT, antiForgery));
+const emptyCreateForm = (antiForgery: string, atLimit: boolean) => {
+  let form = emptyForms.get(atLimit);
+  if (form === undefined) {
+    form = String(<CreateForm values={EMPTY_FORM} errors={{}} antiForgery={ANTI_FORGERY_SLOT} atLimit={atLimit} />);
+    emptyForms.set(atLimit, form);
+  }
+  return raw(form.replace(ANTI_FORGERY_SLOT, antiForgery));
+};
 
 function ApiAccessPage(props: PageProps) {
   const { session, tokens, activeCount } = props;

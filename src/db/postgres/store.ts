@@ -44,16 +44,9 @@ import {
   type PostgresStore,
   registerDb,
   resetSignal,
-  type StoreCapabilities,
 } from '../store.js';
+import { POSTGRES_CAPABILITIES } from './capabilities.js';
 import { postgresPieces } from './pieces.js';
-
-/** What a PostgreSQL store can do (see `StoreCapabilities`): every instance may use the database at once. */
-export const POSTGRES_CAPABILITIES: StoreCapabilities = {
-  product: 'PostgreSQL',
-  canSnapshot: false,
-  sharedByInstances: true,
-};
 
 /** `int8` (counts) and `numeric` (sums) as numbers; every other type as `pg` parses it. */
 const types = {
