@@ -128,9 +128,11 @@ export async function seaExecutable(input: SeaInput, log: (line: string) => void
 const CODE_CACHE_START_MS = 60_000;
 
 /**
- * Runs `serve` from `bundle` through `loader` under `node` on a new database in `work`, asks
- * `/healthz` once, stops it with SIGTERM, and returns the code cache the loader wrote at exit:
- * the functions a start compiles, for the executable to skip compiling.
+ * Runs `serve --demo --fixture` from `bundle` through `loader` under `node` on a new database file
+ * in `work`, asks `/healthz` once, stops it with SIGTERM, and returns the code cache the loader
+ * wrote at exit: the functions a start compiles, for the executable to skip compiling. The demo
+ * and the fixture make it cover `startFixture()`'s start as well as a plain `serve`'s (what one
+ * start does not call is compiled when first called, as without a cache).
  * @throws when the server does not answer within CODE_CACHE_START_MS or no cache was written.
  */
 async function makeCodeCache(node: string, loader: string, bundle: string, work: string): Promise<string> {
@@ -138,7 +140,7 @@ async function makeCodeCache(node: string, loader: string, bundle: string, work:
   const ready = join(work, 'ready.json');
   const child = spawn(
     node,
-    [loader, 'serve', '--db', join(work, 'code-cache.db'), '--port', '0', '--ready-file', ready],
+    [loader, 'serve', '--db', join(work, 'code-cache.db'), '--demo', '--fixture', '--port', '0', '--ready-file', ready],
     {
       cwd: work,
       stdio: 'ignore',
