@@ -110,6 +110,13 @@ export const ConfigKeys = z.strictObject({
       /** On SIGTERM/SIGINT, how long requests in flight may run on before they are cut (decisions.md §15). */
       shutdownGraceMs: ms.default(10000),
       /**
+       * V8's `--optimize-for-size` for the `serve` and `inbox sync` processes, set as they start
+       * (`applyMemorySettings`, src/cli/context.ts): V8 keeps its young generation and heap small
+       * instead of letting garbage pile up. Measured in docs/performance.md (peak RSS under load
+       * and of an inbox pass, CPU per request); `false` gives V8's defaults back.
+       */
+      optimizeForSize: bool.default(true),
+      /**
        * How long a client may take to send a request's headers, ms (Node's `headersTimeout`);
        * at most `requestTimeoutMs`. A client still sending them then is answered 400 and cut off.
        */

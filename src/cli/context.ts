@@ -4,6 +4,7 @@
  * one-line failure, and how it opens the store.
  */
 import type { Command } from 'commander';
+import { setFlagsFromString } from 'node:v8';
 import { loadConfig, storeLocation, type Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
@@ -33,6 +34,16 @@ export interface Cli {
 interface GlobalOptions {
   db?: string;
   config?: string;
+}
+
+/**
+ * The process-wide memory settings of a long-running command (`serve`, `inbox sync`):
+ * `server.optimizeForSize` sets V8's `--optimize-for-size`, which V8 honours when set at run
+ * time (unlike `--max-semi-space-size`, read only when the heap is made, and which the single
+ * executable cannot be given: docs/performance.md).
+ */
+export function applyMemorySettings(config: Config): void {
+  if (config.server.optimizeForSize) setFlagsFromString('--optimize-for-size');
 }
 
 /** The `Cli` of the commands over `io`. */

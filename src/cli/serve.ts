@@ -17,7 +17,7 @@ import { passwordHashOf, setAccountPassword } from '../repos/sessions.js';
 import { accountExists, cachedTokenLookup, listAccounts } from '../repos/tokens.js';
 import { type RunningServer, startServer } from '../server.js';
 import { VERSION } from '../version.js';
-import { type Cli, now, openDatabase } from './context.js';
+import { applyMemorySettings, type Cli, now, openDatabase } from './context.js';
 import { envOf } from './help.js';
 import { watchParent } from './parent.js';
 import { prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
@@ -164,6 +164,7 @@ async function serve(cli: Cli, options: ServeOptions, command: Command): Promise
     'fixture.seed': options.seed,
   });
   // Arguments that do not go together are bad arguments: status 2, as commander's own refusals.
+  applyMemorySettings(config);
   if (options.seed !== undefined && !config.fixture.enabled)
     command.error('outreach-api: --seed needs --fixture', { exitCode: 2 });
   const location = storeLocation(config);
