@@ -17,8 +17,9 @@
  * The statement runs at most once per request: `requestStarts()` (the auth middleware, first
  * thing) drops what was read before, so a stamp used for a request was always read after the
  * request arrived, and so after every command whose reply came before it was sent; the same read
- * then serves the rest of the request and every other use until the next request starts or the
- * event loop turns. Outside requests (workers, the CLI, tests) nothing is kept: every use reads.
+ * then serves the rest of the request (across its round trips on PostgreSQL) and every other use
+ * until the next request starts. In a process that serves no request (the CLI, most tests)
+ * nothing is kept: every use reads.
  *
  * A value must be read after the stamp it is kept under (a value read before could be older than
  * the stamp says); callers read the stamp first. No stamp is given (null) where none proves
@@ -54,27 +55,19 @@ export class ChangeStamps {
   private generation = 0;
   /** The other processes' part, read since the latest request start within this turn; undefined: not read. */
   private kept: number | null | Promise<number | null> | undefined;
-  /** Whether a request started within this turn of the event loop (what is read is then kept). */
+  /** Whether a request ever started (what is read is then kept until the next one starts). */
   private pinned = false;
 
   constructor(private readonly source: StampSource) {}
 
   /**
-   * A request starts: what was read before proves nothing for it. Until the event loop turns, the
-   * next read is kept for the uses that follow.
+   * A request starts: what was read before proves nothing for it. The next read is kept for the
+   * uses that follow, until the next request starts.
    */
   requestStarts(): void {
     this.kept = undefined;
-    if (!this.pinned) {
-      this.pinned = true;
-      setImmediate(this.unpin);
-    }
+    this.pinned = true;
   }
-
-  private readonly unpin = () => {
-    this.pinned = false;
-    this.kept = undefined;
-  };
 
   /** This process changed the data in a way the store's read does not see: the next stamp differs. */
   markChanged(): void {

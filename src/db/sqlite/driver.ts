@@ -80,8 +80,10 @@ export class StatementCache {
 
   /**
    * @param failed sees every error a statement threw (before it is rethrown).
-   * @param wrote is called after every statement that is not a read (and every `exec`: BEGIN,
-   *   COMMIT, ROLLBACK, scripts), whether it succeeded or not: the change stamps' own writes.
+   * @param wrote is called after every statement that changed rows (or failed part way: it may
+   *   have), and after every `exec` but the driver's BEGIN, COMMIT and ROLLBACK (whose
+   *   statements were counted as they ran): the change stamps' own writes. A write that changes
+   *   no row (a worker's poll that finds nothing) is not one.
    */
   constructor(
     readonly sqlite: SqliteHandle,
@@ -132,32 +134,46 @@ export class StatementCache {
       const statement = this.prepare(sql);
       if (statement.reader) {
         if (!this.writingReaders.has(statement)) return { rows: statement.all(parameters), changes: 0, reader: true };
-        try {
-          return { rows: statement.all(parameters), changes: 0, reader: true };
-        } finally {
-          this.wrote();
-        }
+        // RETURNING gives one row per row written.
+        return this.counted(() => {
+          const rows = statement.all(parameters);
+          return { result: { rows, changes: 0, reader: true }, changed: rows.length > 0 };
+        });
       }
-      try {
-        return { rows: [], changes: Number(statement.run(parameters).changes), reader: false };
-      } finally {
-        this.wrote();
-      }
+      return this.counted(() => {
+        const changes = Number(statement.run(parameters).changes);
+        return { result: { rows: [], changes, reader: false }, changed: changes > 0 };
+      });
     } catch (error) {
       this.failed(error);
       throw error;
     }
   }
 
-  /** Runs `sql` (statements without parameters) now. */
-  exec(sql: string): void {
+  /** Runs a write `run` and tells `wrote` when it changed rows or threw (it may have changed some). */
+  private counted<T>(run: () => { result: T; changed: boolean }): T {
+    let changed = true;
+    try {
+      const done = run();
+      changed = done.changed;
+      return done.result;
+    } finally {
+      if (changed) this.wrote();
+    }
+  }
+
+  /**
+   * Runs `sql` (statements without parameters) now.
+   * @param counts false for the driver's BEGIN, COMMIT and ROLLBACK (see the constructor's `wrote`).
+   */
+  exec(sql: string, counts = true): void {
     try {
       this.sqlite.exec(sql);
     } catch (error) {
       this.failed(error);
       throw error;
     } finally {
-      this.wrote();
+      if (counts) this.wrote();
     }
   }
 }
@@ -214,18 +230,18 @@ export class LockedDriver implements Driver {
   }
 
   async beginTransaction(): Promise<void> {
-    this.statements.exec('BEGIN IMMEDIATE');
+    this.statements.exec('BEGIN IMMEDIATE', false);
   }
 
   async commitTransaction(): Promise<void> {
-    this.statements.exec('COMMIT');
+    this.statements.exec('COMMIT', false);
     this.committed = true;
   }
 
   async rollbackTransaction(): Promise<void> {
     // A failed COMMIT (a full disk, an I/O error) may have ended the transaction already.
     try {
-      this.statements.exec('ROLLBACK');
+      this.statements.exec('ROLLBACK', false);
     } catch (error) {
       if (!/no transaction is active/i.test((error as Error).message)) throw error;
     }
