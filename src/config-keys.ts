@@ -112,10 +112,11 @@ export const ConfigKeys = z.strictObject({
       /**
        * V8's `--optimize-for-size` for the `serve` and `inbox sync` processes, set as they start
        * (`applyMemorySettings`, src/cli/context.ts): V8 keeps its young generation and heap small
-       * instead of letting garbage pile up. Measured in docs/performance.md (peak RSS under load
-       * and of an inbox pass, CPU per request); `false` gives V8's defaults back.
+       * instead of letting garbage pile up. Off by default: on the full bench it saved 28 MiB of
+       * peak RSS but cost 7–20 % more CPU per response and lengthened tails (docs/configuration.md,
+       * docs/performance.md); `true` is for hosts short of memory.
        */
-      optimizeForSize: bool.default(true),
+      optimizeForSize: bool.default(false),
       /**
        * How long a client may take to send a request's headers, ms (Node's `headersTimeout`);
        * at most `requestTimeoutMs`. A client still sending them then is answered 400 and cut off.
