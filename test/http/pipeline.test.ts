@@ -11,7 +11,7 @@ import { generateToken } from '../../src/domain/tokens.js';
 import { account, project } from '../helpers/fixture.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 import { REDIS_URL, redisKeyPrefix, serviceSkip } from '../helpers/services.js';
-import { sqlGet, sqlScript } from '../helpers/sql.js';
+import { sqlGet, sqlRun, sqlScript } from '../helpers/sql.js';
 
 const PROJECTS = {
   accounts: [account('acct_p', { email: 'p@example.test', name: 'P', planExpiresAt: '2099-01-01T00:00:00Z' })],
@@ -98,6 +98,19 @@ describe('authentication', () => {
     assert.equal((await t.get('/me', token)).body.data.activeTokenCount, active + 1);
     t.clock.advance(1_000);
     assert.equal((await t.get('/me', token)).body.data.activeTokenCount, active, 'the expired one no longer counts');
+  });
+
+  it("answers /me from what the store holds on every request: the account's and project's changes show at once", async () => {
+    const token = await t.mintToken('acct_p', []);
+    const first = await t.get('/me', token);
+    assert.deepEqual((await t.get('/me', token)).body, first.body, 'unchanged: the same answer');
+    await sqlRun(t.store, "UPDATE accounts SET name = 'P renamed' WHERE id = 'acct_p'");
+    assert.equal((await t.get('/me', token)).body.data.owner.name, 'P renamed');
+    await sqlRun(
+      t.store,
+      "INSERT INTO projects (id, account_id, name, created_at, updated_at) SELECT 'prj_p2', account_id, 'P2', created_at, updated_at FROM projects WHERE id = 'prj_p'",
+    );
+    assert.equal((await t.get('/me', token)).body.data.projectCount, first.body.data.projectCount + 1);
   });
 
   it('refuses an expired token from the moment it expires', async () => {
