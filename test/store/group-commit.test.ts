@@ -14,6 +14,15 @@ import { sql } from 'kysely';
 import { inTransaction, openStore } from '../../src/db/connection.js';
 import type { SqliteStore } from '../../src/db/store.js';
 import { GroupCommit, type SyncedFile } from '../../src/db/sqlite/group-commit.js';
+import {
+  Connection,
+  ConnectionLock,
+  LockedDialect,
+  LockedDriver,
+  openRaw,
+  StatementCache,
+} from '../../src/db/sqlite/driver.js';
+import { type Generated, Kysely } from 'kysely';
 
 /** A WAL whose syncs wait until the test lets them end (`finish`), or fail (`fail`). */
 function heldFile() {
@@ -126,6 +135,44 @@ describe('the SQLite store with group commit', () => {
       assert.equal(rows[0]!.n, 50);
     } finally {
       await store.close();
+    }
+  });
+
+  it('syncs a transaction that changed something, not one whose statements changed no row (an idle poll)', async () => {
+    const sqlite = await openRaw(join(dir, 'driver.db'), {});
+    sqlite.exec('PRAGMA journal_mode = WAL');
+    sqlite.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    const file = heldFile();
+    const group = new GroupCommit('unused-wal', undefined, file.open);
+    const statements = new StatementCache(sqlite, () => {});
+    const db = new Kysely<{ t: { id: Generated<number>; v: string } }>({
+      dialect: new LockedDialect(new LockedDriver(new Connection(statements), new ConnectionLock(), statements, group)),
+    });
+    try {
+      const poll = () =>
+        db.transaction().execute(async (trx) => {
+          await trx.selectFrom('t').selectAll().execute();
+          await trx.updateTable('t').set({ v: 'claimed' }).where('v', '=', 'due').execute();
+          await trx.deleteFrom('t').where('id', '<', 0).execute();
+          await sql`INSERT INTO t (id, v) SELECT 1, 'x' WHERE 0 RETURNING id`.execute(trx);
+        });
+      await poll();
+      await poll();
+      assert.deepEqual(group.stats, { commits: 0, syncs: 0 }, 'nothing changed: no fsync');
+      const wrote = db.transaction().execute((trx) => trx.insertInto('t').values({ v: 'due' }).execute());
+      await file.finish();
+      await wrote;
+      assert.deepEqual(group.stats, { commits: 1, syncs: 1 });
+      const claimed = poll();
+      await file.finish();
+      await claimed;
+      assert.deepEqual(group.stats, { commits: 2, syncs: 2 }, 'the poll that claimed a row is synced');
+      const schema = db.transaction().execute((trx) => sql`CREATE INDEX t_v ON t (v)`.execute(trx));
+      await file.finish();
+      await schema;
+      assert.deepEqual(group.stats, { commits: 3, syncs: 3 }, 'a schema change is synced');
+    } finally {
+      statements.close();
     }
   });
 

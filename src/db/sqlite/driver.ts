@@ -178,6 +178,9 @@ export class StatementCache {
   }
 }
 
+/** The statements that change rows and report how many (`changes`). */
+const DML = /^\s*(?:insert|update|delete|replace)\b/i;
+
 /** The one connection as kysely's driver sees it. */
 export class Connection implements DatabaseConnection {
   /** Whether a statement outside a transaction wrote since the driver last looked (`takeWrote`). */
@@ -187,7 +190,10 @@ export class Connection implements DatabaseConnection {
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const { rows, changes, reader } = this.statements.run(compiled.sql, compiled.parameters);
-    if (!this.statements.sqlite.inTransaction && !this.statements.readsOnly(compiled.sql)) this.wrote = true;
+    if (!this.statements.readsOnly(compiled.sql)) {
+      if (!this.statements.sqlite.inTransaction) this.wrote = true;
+      else if (changes > 0 || rows.length > 0 || !DML.test(compiled.sql)) this.changedInTransaction = true;
+    }
     return Promise.resolve(reader ? { rows: rows as R[] } : { rows: [], numAffectedRows: BigInt(changes) });
   }
 
@@ -197,6 +203,20 @@ export class Connection implements DatabaseConnection {
     this.wrote = false;
     return wrote;
   }
+
+  /**
+   * Whether the transaction in hand changed anything since the last call: a statement that is not
+   * a read changed rows (an `INSERT … RETURNING` returned some), or is not an `INSERT`, `UPDATE`,
+   * `DELETE` or `REPLACE` (a schema change: counted whatever it reports). A DML statement that
+   * changed no row wrote no page, so a transaction of only such statements (a worker's poll that
+   * finds nothing) commits nothing that needs an `fsync`.
+   */
+  takeChangedInTransaction(): boolean {
+    const changed = this.changedInTransaction;
+    this.changedInTransaction = false;
+    return changed;
+  }
+  private changedInTransaction = false;
 
   // biome-ignore lint/correctness/useYield: the store never streams; kysely requires the method.
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -212,7 +232,7 @@ export class Connection implements DatabaseConnection {
  * kysely resolves the caller's query or transaction only then.
  */
 export class LockedDriver implements Driver {
-  /** Whether the transaction in hand committed (`commitTransaction`), until `releaseConnection`. */
+  /** Whether the transaction in hand committed a change (`commitTransaction`), until `releaseConnection`. */
   private committed = false;
 
   constructor(
@@ -235,10 +255,11 @@ export class LockedDriver implements Driver {
 
   async commitTransaction(): Promise<void> {
     this.statements.exec('COMMIT', false);
-    this.committed = true;
+    this.committed = this.connection.takeChangedInTransaction();
   }
 
   async rollbackTransaction(): Promise<void> {
+    this.connection.takeChangedInTransaction();
     // A failed COMMIT (a full disk, an I/O error) may have ended the transaction already.
     try {
       this.statements.exec('ROLLBACK', false);
