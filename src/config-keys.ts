@@ -118,6 +118,16 @@ export const ConfigKeys = z.strictObject({
        */
       optimizeForSize: bool.default(false),
       /**
+       * V8's `--heap-growing-percent` for the `serve` process, set once it serves (after a
+       * `--import`, which keeps V8's own growth): after each full collection V8 lets the old
+       * generation grow to (1 + this/100) times what was live, so garbage that outlived the young
+       * generation (requests in flight across a few ms of I/O, such as a write waiting for its
+       * `fsync`) is collected sooner. 0 keeps V8's own factor (up to 4). Not a cap: the heap
+       * still grows to whatever is live. 20 by default: on the bench's `PATCH` load it took the
+       * peak RSS from 200–207 to 162–163 MiB with less CPU per request (docs/configuration.md).
+       */
+      heapGrowingPercent: z.number().int().min(0).max(300).default(20),
+      /**
        * How long a client may take to send a request's headers, ms (Node's `headersTimeout`);
        * at most `requestTimeoutMs`. A client still sending them then is answered 400 and cut off.
        */

@@ -46,6 +46,16 @@ export function applyMemorySettings(config: Config): void {
   if (config.server.optimizeForSize) setFlagsFromString('--optimize-for-size');
 }
 
+/**
+ * The memory setting of a server once it serves: `server.heapGrowingPercent` sets V8's
+ * `--heap-growing-percent` (read at every full collection, so it holds from the next one on);
+ * 0 leaves V8's own factor. Set after an import, which then grows the heap as V8 would.
+ */
+export function applyServingMemorySettings(config: Config): void {
+  if (config.server.heapGrowingPercent > 0)
+    setFlagsFromString(`--heap-growing-percent=${config.server.heapGrowingPercent}`);
+}
+
 /** The `Cli` of the commands over `io`. */
 export function cliOf(io: CliIo): Cli {
   return {
