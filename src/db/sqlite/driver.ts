@@ -128,21 +128,24 @@ export class StatementCache {
     }
   }
 
-  /** Runs `sql` with `parameters` now: its rows, or the rows it changed. */
-  run(sql: string, parameters: readonly unknown[]): DirectResult & { reader: boolean } {
+  /**
+   * Runs `sql` with `parameters` now: its rows, or the rows it changed; `writes` when it is not a
+   * read only (as `readsOnly` says, without preparing it again).
+   */
+  run(sql: string, parameters: readonly unknown[]): DirectResult & { reader: boolean; writes: boolean } {
     try {
       const statement = this.prepare(sql);
       if (statement.reader) {
-        if (!this.writingReaders.has(statement)) return { rows: statement.all(parameters), changes: 0, reader: true };
+        if (!this.writingReaders.has(statement)) return { rows: statement.all(parameters), changes: 0, reader: true, writes: false };
         // RETURNING gives one row per row written.
         return this.counted(() => {
           const rows = statement.all(parameters);
-          return { result: { rows, changes: 0, reader: true }, changed: rows.length > 0 };
+          return { result: { rows, changes: 0, reader: true, writes: true }, changed: rows.length > 0 };
         });
       }
       return this.counted(() => {
         const changes = Number(statement.run(parameters).changes);
-        return { result: { rows: [], changes, reader: false }, changed: changes > 0 };
+        return { result: { rows: [], changes, reader: false, writes: true }, changed: changes > 0 };
       });
     } catch (error) {
       this.failed(error);
@@ -189,8 +192,8 @@ export class Connection implements DatabaseConnection {
   constructor(private readonly statements: StatementCache) {}
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const { rows, changes, reader } = this.statements.run(compiled.sql, compiled.parameters);
-    if (!this.statements.readsOnly(compiled.sql)) {
+    const { rows, changes, reader, writes } = this.statements.run(compiled.sql, compiled.parameters);
+    if (writes) {
       if (!this.statements.sqlite.inTransaction) this.wrote = true;
       else if (changes > 0 || rows.length > 0 || !DML.test(compiled.sql)) this.changedInTransaction = true;
     }
