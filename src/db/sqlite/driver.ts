@@ -136,7 +136,8 @@ export class StatementCache {
     try {
       const statement = this.prepare(sql);
       if (statement.reader) {
-        if (!this.writingReaders.has(statement)) return { rows: statement.all(parameters), changes: 0, reader: true, writes: false };
+        if (!this.writingReaders.has(statement))
+          return { rows: statement.all(parameters), changes: 0, reader: true, writes: false };
         // RETURNING gives one row per row written.
         return this.counted(() => {
           const rows = statement.all(parameters);
