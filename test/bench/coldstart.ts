@@ -1,8 +1,15 @@
 /**
  * Cold start of `serve` on the existing (large) bench database: from spawning the process to the
  * first 200 on GET /me with a valid token. The single executable (dist/outreach-api) is compared
- * with `node` running the same bundle (dist/outreach-api.cjs); runs alternate, after one
- * unmeasured run of each (so "cold" means a new process, not a cold page cache).
+ * with `node` running the same bundle (dist/outreach-api.cjs) and with the floor: `node` starting
+ * a bare `node:http` server that answers 200 at once, the least any Node server takes to answer
+ * here. Runs alternate, after one unmeasured run of each (so "cold" means a new process, not a
+ * cold page cache).
+ *
+ * Node 20 reads and parses the file `NODE_EXTRA_CA_CERTS` names while the process starts, before
+ * any JavaScript runs, so where the environment sets it every Node process starts later (about
+ * 40 ms on this project's machine, whose shells set it). Then the executable and the floor are also
+ * measured with it unset, so the report separates what the environment adds from what ours does.
  *
  * The executable is rebuilt with `npm run build` when it is missing or older than the sources
  * (src/, sql/, build/, package-lock.json): it embeds the migrations, so a stale one could not
@@ -42,39 +49,86 @@ export function build(): number {
   return (performance.now() - started) / 1000;
 }
 
+/** Spawn → first 200, ms, over the runs of one command. */
+export interface StartTimes {
+  medianMs: number;
+  minMs: number;
+  maxMs: number;
+  samples: number[];
+}
+
 export interface ColdStart {
   runs: number;
-  executable: { medianMs: number; minMs: number; maxMs: number; samples: number[] };
-  nodeBundle: { medianMs: number; minMs: number; maxMs: number; samples: number[] };
+  executable: StartTimes;
+  nodeBundle: StartTimes;
+  /** `node` with a bare `node:http` server answering 200 (FLOOR_SOURCE). */
+  floor: StartTimes;
   /** executable median / node bundle median. */
   ratio: number;
+  /** The value of `NODE_EXTRA_CA_CERTS` in the bench's environment, or null when unset. */
+  extraCaCerts: string | null;
+  /** When `extraCaCerts` is set: the executable and the floor started with it unset. */
+  withoutExtraCaCerts: { executable: StartTimes; floor: StartTimes } | null;
 }
+
+/**
+ * The floor's server, run as `node -e FLOOR_SOURCE serve … --port P …`: it takes the same
+ * arguments as `serve` and answers every request 200 with a small JSON body.
+ */
+const FLOOR_SOURCE = `const port = Number(process.argv[process.argv.indexOf('--port') + 1]);
+require('node:http').createServer((req, res) => {
+  res.setHeader('content-type', 'application/json');
+  res.end('{"ok":true}');
+}).listen(port, '127.0.0.1');`;
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
+const summary = (xs: number[]): StartTimes => ({
+  medianMs: median(xs),
+  minMs: Math.min(...xs),
+  maxMs: Math.max(...xs),
+  samples: xs.map((x) => Math.round(x * 10) / 10),
+});
+
+/**
+ * `runs` alternating cold starts of each variant on `db` (after one unmeasured start each), see
+ * the module comment. @throws when a start fails or takes over 30 s.
+ */
 export async function coldStart(db: string, config: string, runs: number, logFile: string): Promise<ColdStart> {
-  const variants: [keyof Omit<ColdStart, 'runs' | 'ratio'>, string[]][] = [
-    ['executable', [EXE]],
-    ['nodeBundle', [process.execPath, BUNDLE]],
+  const extraCaCerts = process.env.NODE_EXTRA_CA_CERTS || null;
+  const unset = { NODE_EXTRA_CA_CERTS: '' };
+  const variants: { name: string; command: string[]; env?: NodeJS.ProcessEnv }[] = [
+    { name: 'executable', command: [EXE] },
+    { name: 'nodeBundle', command: [process.execPath, BUNDLE] },
+    { name: 'floor', command: [process.execPath, '-e', FLOOR_SOURCE] },
+    ...(extraCaCerts
+      ? [
+          { name: 'executableUnset', command: [EXE], env: unset },
+          { name: 'floorUnset', command: [process.execPath, '-e', FLOOR_SOURCE], env: unset },
+        ]
+      : []),
   ];
-  const samples = { executable: [] as number[], nodeBundle: [] as number[] };
-  const once = async (command: string[]) => {
-    const server = await startServer(command, { db, config, logFile, timeoutMs: 30_000 });
+  const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  const once = async (variant: (typeof variants)[number]) => {
+    const server = await startServer(variant.command, { db, config, logFile, timeoutMs: 30_000, env: variant.env });
     await server.stop();
     return server.readyMs;
   };
-  for (const [, command] of variants) await once(command);
-  for (let i = 0; i < runs; i++) for (const [name, command] of variants) samples[name].push(await once(command));
-  const summary = (xs: number[]) => ({
-    medianMs: median(xs),
-    minMs: Math.min(...xs),
-    maxMs: Math.max(...xs),
-    samples: xs.map((x) => Math.round(x * 10) / 10),
-  });
-  const executable = summary(samples.executable);
-  const nodeBundle = summary(samples.nodeBundle);
-  return { runs, executable, nodeBundle, ratio: executable.medianMs / nodeBundle.medianMs };
+  for (const variant of variants) await once(variant);
+  for (let i = 0; i < runs; i++) for (const variant of variants) samples.get(variant.name)!.push(await once(variant));
+  const of = (name: string) => summary(samples.get(name)!);
+  const executable = of('executable');
+  const nodeBundle = of('nodeBundle');
+  return {
+    runs,
+    executable,
+    nodeBundle,
+    floor: of('floor'),
+    ratio: executable.medianMs / nodeBundle.medianMs,
+    extraCaCerts,
+    withoutExtraCaCerts: extraCaCerts ? { executable: of('executableUnset'), floor: of('floorUnset') } : null,
+  };
 }

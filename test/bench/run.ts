@@ -33,7 +33,7 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { BUNDLE, EXE, build, buildReason, coldStart, type ColdStart } from './coldstart.js';
+import { BUNDLE, EXE, build, buildReason, coldStart, type ColdStart, type StartTimes } from './coldstart.js';
 import {
   AUTH_HEADERS,
   LIST_DIRECT_RATIO,
@@ -65,7 +65,8 @@ interface RedisLimiterFigures {
 
 const WALL_LIMIT_S = 15 * 60;
 const RSS_LIMIT = 150 * 2 ** 20;
-const COLD_START_LIMIT_MS = 300;
+/** Issue #33: spawn → first answer of the executable. */
+const COLD_START_LIMIT_MS = 150;
 const COLD_START_RATIO = 1.3;
 const LIMITER_NS_LIMIT = 1000;
 /** The limit of the one run with the limiter on: high enough that no request of the run is refused. */
@@ -426,7 +427,7 @@ async function main(): Promise<void> {
     await quiet('the cold starts');
     cold = await coldStart(db, configPath, opts.coldstartRuns, serverLog);
     step(
-      `cold start: executable ${cold.executable.medianMs.toFixed(0)} ms, node bundle ${cold.nodeBundle.medianMs.toFixed(0)} ms`,
+      `cold start: executable ${cold.executable.medianMs.toFixed(0)} ms, node bundle ${cold.nodeBundle.medianMs.toFixed(0)} ms, floor ${cold.floor.medianMs.toFixed(0)} ms`,
     );
   }
 
@@ -451,6 +452,13 @@ async function main(): Promise<void> {
       value: `${cold.executable.medianMs.toFixed(0)} ms`,
       limit: `${COLD_START_LIMIT_MS} ms`,
     });
+    if (cold.withoutExtraCaCerts)
+      global.push({
+        name: 'cold start, executable (median), NODE_EXTRA_CA_CERTS unset',
+        met: cold.withoutExtraCaCerts.executable.medianMs <= COLD_START_LIMIT_MS,
+        value: `${cold.withoutExtraCaCerts.executable.medianMs.toFixed(0)} ms`,
+        limit: `${COLD_START_LIMIT_MS} ms`,
+      });
     global.push({
       name: 'cold start, executable / node bundle',
       met: cold.ratio <= COLD_START_RATIO,
@@ -779,11 +787,19 @@ function printReport(report: {
     out(`server peak RSS (VmHWM) ${mib(report.serverMemory.peakRss)}, RSS at the end ${mib(report.serverMemory.rss)}`);
   if (report.coldStart) {
     const c = report.coldStart;
+    const range = (t: StartTimes) =>
+      `${t.medianMs.toFixed(0)} ms (min ${t.minMs.toFixed(0)}, max ${t.maxMs.toFixed(0)})`;
     out(
-      `cold start to first 200 on GET /me (median of ${c.runs}): executable ${c.executable.medianMs.toFixed(0)} ms ` +
-        `(min ${c.executable.minMs.toFixed(0)}, max ${c.executable.maxMs.toFixed(0)}), node bundle ${c.nodeBundle.medianMs.toFixed(0)} ms ` +
-        `(min ${c.nodeBundle.minMs.toFixed(0)}, max ${c.nodeBundle.maxMs.toFixed(0)}), ratio ${c.ratio.toFixed(2)}`,
+      `cold start to first 200 on GET /me (median of ${c.runs}): executable ${range(c.executable)}, ` +
+        `node bundle ${range(c.nodeBundle)}, ratio ${c.ratio.toFixed(2)}; the floor (node, a bare node:http server) ` +
+        `${range(c.floor)}: the executable's own part ${(c.executable.medianMs - c.floor.medianMs).toFixed(0)} ms`,
     );
+    const unset = c.withoutExtraCaCerts;
+    if (unset)
+      out(
+        `  NODE_EXTRA_CA_CERTS is set (${c.extraCaCerts}); with it unset: executable ${range(unset.executable)}, ` +
+          `floor ${range(unset.floor)}: Node's reading of it adds ${(c.floor.medianMs - unset.floor.medianMs).toFixed(0)} ms to every start`,
+      );
   }
   const micro = report.limiter.micro;
   if (micro) {
