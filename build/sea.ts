@@ -129,11 +129,13 @@ const CODE_CACHE_START_MS = 60_000;
 
 /**
  * Runs `serve --demo --fixture` from `bundle` through `loader` under `node` on a new database file
- * in `work`, asks `/healthz` once, stops it with SIGTERM, and returns the code cache the loader
- * wrote at exit: the functions a start compiles, for the executable to skip compiling. The demo
- * and the fixture make it cover `startFixture()`'s start as well as a plain `serve`'s (what one
- * start does not call is compiled when first called, as without a cache).
- * @throws when the server does not answer within CODE_CACHE_START_MS or no cache was written.
+ * in `work`, asks `/healthz` and the API's `/me` (with the demo token) once, stops it with
+ * SIGTERM, and returns the code cache the loader wrote at exit: the functions a start and a first
+ * API request compile, for the executable to skip compiling. The demo and the fixture make it
+ * cover `startFixture()`'s start as well as a plain `serve`'s (what one start does not call is
+ * compiled when first called, as without a cache).
+ * @throws when the server does not answer within CODE_CACHE_START_MS, answers either request
+ * with another status than 200, or no cache was written.
  */
 async function makeCodeCache(node: string, loader: string, bundle: string, work: string): Promise<string> {
   const cache = join(work, 'code-cache.bin');
@@ -164,9 +166,17 @@ async function makeCodeCache(node: string, loader: string, bundle: string, work:
       if (child.exitCode !== null || Date.now() > deadline) throw new Error('the code cache start did not get ready');
       await new Promise((done) => setTimeout(done, 10));
     }
-    const { url } = JSON.parse(readFileSync(ready, 'utf8')) as { url: string };
-    const answer = await fetch(`${url}/healthz`);
-    if (answer.status !== 200) throw new Error(`the code cache start answered /healthz ${answer.status}`);
+    const { url, apiUrl, token } = JSON.parse(readFileSync(ready, 'utf8')) as {
+      url: string;
+      apiUrl: string;
+      token: string;
+    };
+    const health = await fetch(`${url}/healthz`);
+    if (health.status !== 200) throw new Error(`the code cache start answered /healthz ${health.status}`);
+    // An API request too, so that a client's first call (auth, the token's row, a handler) finds
+    // its functions compiled (docs/performance.md, "Cold start and the environment").
+    const me = await fetch(`${apiUrl}/me`, { headers: { authorization: `Bearer ${token}` } });
+    if (me.status !== 200) throw new Error(`the code cache start answered /me ${me.status}`);
   } finally {
     child.kill('SIGTERM');
     await exited;
