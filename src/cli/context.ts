@@ -47,11 +47,12 @@ export function applyMemorySettings(config: Config): void {
 }
 
 /**
- * The memory setting of a server once it serves: `server.heapGrowingPercent` sets V8's
- * `--heap-growing-percent` (read at every full collection, so it holds from the next one on);
- * 0 leaves V8's own factor. Set after an import, which then grows the heap as V8 would.
+ * The memory setting of a long-running command once its steady work begins (`serve` once it
+ * serves, after any `--import`, which then grows the heap as V8 would; `inbox sync` at once):
+ * `server.heapGrowingPercent` sets V8's `--heap-growing-percent` (read at every full collection,
+ * so it holds from the next one on); 0 leaves V8's own factor.
  */
-export function applyServingMemorySettings(config: Config): void {
+export function applyHeapGrowingPercent(config: Config): void {
   if (config.server.heapGrowingPercent > 0)
     setFlagsFromString(`--heap-growing-percent=${config.server.heapGrowingPercent}`);
 }
