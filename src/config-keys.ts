@@ -119,7 +119,8 @@ export const ConfigKeys = z.strictObject({
       optimizeForSize: bool.default(false),
       /**
        * V8's `--heap-growing-percent` for the `serve` process, set once it serves (after a
-       * `--import`, which keeps V8's own growth): after each full collection V8 lets the old
+       * `--import`, which keeps V8's own growth), and for `inbox sync` as it starts
+       * (`applyHeapGrowingPercent`, src/cli/context.ts): after each full collection V8 lets the old
        * generation grow to (1 + this/100) times what was live, so garbage that outlived the young
        * generation (requests in flight across a few ms of I/O, such as a write waiting for its
        * `fsync`) is collected sooner. 0 keeps V8's own factor (up to 4). Not a cap: the heap
