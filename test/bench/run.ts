@@ -10,8 +10,9 @@
  *    (static, framework, direct), each a child process; per endpoint: a peak run and a run at half
  *    the peak rate against the server, a peak run against each floor.
  * 5. One more server with the limiter on, for its cost per request; the limiter
- *    micro-benchmark; cold starts of the executable and of `node` on its bundle; the settings
- *    area (settings.ts: the API access page, the scrypt cost, GET /me with sessions).
+ *    micro-benchmark; cold starts of the executable, of `node` on its bundle and of the floor
+ *    (coldstart.ts); the settings area (settings.ts: the API access page, the scrypt cost, GET /me
+ *    with sessions).
  * 6. A table on stdout, and .bench/results-<time>.json and .bench/results-latest.json.
  *
  * With `--store postgres` (decisions.md §16): the same dataset loaded into a PostgreSQL database
