@@ -124,8 +124,9 @@ export const ConfigKeys = z.strictObject({
        * generation grow to (1 + this/100) times what was live, so garbage that outlived the young
        * generation (requests in flight across a few ms of I/O, such as a write waiting for its
        * `fsync`) is collected sooner. 0 keeps V8's own factor (up to 4). Not a cap: the heap
-       * still grows to whatever is live. 20 by default: on the bench's `PATCH` load it took the
-       * peak RSS from 200–207 to 162–163 MiB with less CPU per request (docs/configuration.md).
+       * still grows to whatever is live. 20 by default: under `PATCH` at the bench's peak it took
+       * the peak RSS from 224/252 to 174/175 MiB, and an inbox pass of 10,000 messages from
+       * 220 to 153 MB, at the same CPU (docs/configuration.md).
        */
       heapGrowingPercent: z.number().int().min(0).max(300).default(20),
       /**
