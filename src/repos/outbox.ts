@@ -65,7 +65,6 @@ const due = precompiledQuery((db, param) =>
     .where('m.status', '=', queued)
     .where('m.direction', '=', outboundLiteral)
     .where('m.next_attempt_at', '<=', param('now'))
-    .where('m.attempts', '<', param<number>('maxAttempts'))
     .orderBy('m.next_attempt_at')
     .orderBy('m.id')
     .limit(param<number>('limit')),
@@ -126,10 +125,10 @@ const exhausted = precompiledQuery((db, param) =>
       updated_at: param('now'),
       last_error: sql<string>`'the process stopped during attempt ' || attempts || ' of ' || ${param<number>('max')} || '; whether the relay accepted it is unknown, and it is not attempted again'`,
     })
+    .where('id', '=', param('id'))
     .where('status', '=', queued)
-    .where('direction', '=', outboundLiteral)
-    .where('next_attempt_at', '<=', param('now'))
-    .where('attempts', '>=', param<number>('max')),
+    .where('attempts', '=', param<number>('attempts'))
+    .where('next_attempt_at', '<=', param('now')),
 );
 
 /**
@@ -169,11 +168,12 @@ export const outboxMessages = {
   },
 
   /**
-   * Up to `limit` outbound messages `queued`, due at `now` and with fewer than `maxAttempts`
-   * attempts, soonest first, with their sender's `display_name` and `reply_to_email`.
+   * Up to `limit` outbound messages `queued` and due at `now`, soonest first, with their sender's
+   * `display_name` and `reply_to_email`; those with their attempts used up too (the worker gives
+   * them up: `failExhausted`).
    */
-  dueMessages(db: Kysely<Database>, now: string, maxAttempts: number, limit: number) {
-    return due.all(db, { now, maxAttempts, limit });
+  dueMessages(db: Kysely<Database>, now: string, limit: number) {
+    return due.all(db, { now, limit });
   },
 
   /**
@@ -204,13 +204,16 @@ export const outboxMessages = {
   },
 
   /**
-   * Marks `failed` the outbound messages still `queued` with `max` attempts or more used whose
-   * lease ran out at or before `now` (a process stopped during their last attempt, or
-   * `outbox.maxAttempts` was lowered); resolves with how many. An attempt under way holds its
-   * lease, so it is never taken for one.
+   * Marks message `id` `failed` if it is still `queued` with `attempts` attempts used (`max` or
+   * more: a process stopped during its last attempt, or `outbox.maxAttempts` was lowered) and its
+   * lease ran out at or before `now`; `last_error` says the last attempt's outcome is unknown.
+   * Resolves with false when it is no longer so (another pass took it). Message by message, from
+   * the due rows a pass reads anyway: a statement over every due row would cost as much as the
+   * backlog of queued replies is long, on the event loop, at every pass (docs/performance.md,
+   * "The reply's tail").
    */
-  failExhausted(db: Kysely<Database>, max: number, now: string): Promise<number> {
-    return exhausted.run(db, { max, now });
+  async failExhausted(db: Kysely<Database>, id: string, attempts: number, max: number, now: string): Promise<boolean> {
+    return (await exhausted.run(db, { id, attempts, max, now })) > 0;
   },
 };
 

@@ -12,9 +12,10 @@
  *   permanent failure (SMTP 5xx) or the `outbox.maxAttempts`th failure: `failed`, `last_error` set.
  * - A message is attempted at most `outbox.maxAttempts` times, crashes included: a row left
  *   `queued` with its attempts used up (the process stopped during its last attempt, or the
- *   setting was lowered since) is never sent again but marked `failed` at the first pass after
- *   its lease ran out, whose
- *   `last_error` says that the outcome of the last attempt is unknown.
+ *   setting was lowered since) is never sent again but marked `failed` by the first pass that
+ *   finds it among the due messages once its lease ran out (soonest due first, as deliveries),
+ *   with a `last_error` that says that the outcome of the last attempt is unknown; each pass
+ *   logs how many it gave up.
  *
  * Delivery is at least once. SMTP has no idempotency: if the process stops after the relay
  * accepted a message and before the `sent` update commits, the message is sent again on the next
@@ -53,14 +54,23 @@ export interface OutboxWorkerDeps {
 export function createOutboxWorker({ store, clock, config, mail, logger, metrics }: OutboxWorkerDeps): Worker {
   const { backoffMs, maxAttempts } = config.outbox;
   type Due = Awaited<ReturnType<typeof messages.dueMessages>>[number];
+  /** Messages the current pass gave up because a stop interrupted their last attempt. */
+  let interrupted = 0;
 
   const delivery: LeasedQueue<Due> = {
-    due: (now, limit) => messages.dueMessages(store.db, isoAt(now), maxAttempts, limit),
+    due: (now, limit) => messages.dueMessages(store.db, isoAt(now), limit),
     // The attempt is counted and leased before it starts, in one committed statement (of several
     // instances, one takes it): it is due again when the lease ends, so a process killed mid-send
     // retries it then, once. Alone on its store, the lease is the retry's delay; among instances,
     // at least `workers.leaseMs`, so no other instance takes a send that is still running.
     lease: async (m, now) => {
+      // A queued row with its attempts used up and its lease run out was left by a process that
+      // stopped mid-attempt (an attempt under way, here or on another instance, holds its lease):
+      // given up, not attempted again.
+      if (m.attempts >= maxAttempts) {
+        if (await messages.failExhausted(store.db, m.id, m.attempts, maxAttempts, isoAt(now))) interrupted++;
+        return null;
+      }
       const retryMs = retryDelayMs(backoffMs, m.attempts + 1);
       const leaseMs = store.sharedByInstances ? Math.max(retryMs, config.workers.leaseMs) : retryMs;
       return (await messages.leaseAttempt(store.db, m.id, m.attempts, isoAt(now + leaseMs), isoAt(now)))
@@ -104,15 +114,16 @@ export function createOutboxWorker({ store, clock, config, mail, logger, metrics
   const deliver = leasedPass(delivery, { clock, logger, batch: BATCH, backoffMs });
 
   const step = async (stopping?: AbortSignal) => {
-    // A queued row with its attempts used up and its lease run out was left by a process that
-    // stopped mid-attempt (an attempt under way, here or on another instance, holds its lease).
-    const given = await messages.failExhausted(store.db, maxAttempts, isoAt(clock.now()));
-    if (given)
-      logger.log('warn', 'replies interrupted during their last delivery attempt marked failed', {
-        count: given,
-        maxAttempts,
-      });
-    return (await deliver(stopping)) + given;
+    interrupted = 0;
+    try {
+      return await deliver(stopping);
+    } finally {
+      if (interrupted)
+        logger.log('warn', 'replies interrupted during their last delivery attempt marked failed', {
+          count: interrupted,
+          maxAttempts,
+        });
+    }
   };
   return createWorker('outbox', config.outbox.pollIntervalMs, step, logger);
 }

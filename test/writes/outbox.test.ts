@@ -10,6 +10,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { isoAt } from '../../src/domain/clock.js';
 import type { TestServer } from '../helpers/harness.js';
+import { sqliteStore } from '../helpers/stores.js';
 import { startSmtp, startWriteServer, type TestSmtp, writesFixture } from './helpers.js';
 
 const BACKOFF = 1000;
@@ -243,5 +244,35 @@ describe('the outbox worker', () => {
     logged.length = 0;
     assert.equal(await t.server.workers.outbox.runOnce(), 0);
     assert.deepEqual(logged, [], 'a pass with nothing to do logs nothing');
+  });
+
+  it('reads no more of a backlog than one batch: each statement on the queue has a LIMIT or names its message', async () => {
+    // 25 queued replies, more than a pass takes (20). A statement over every due row (as giving up
+    // interrupted replies once was) costs as much as the backlog is long, at every pass, on the
+    // event loop: under a burst of replies it held the replies' own answers for tens of ms.
+    smtp.refuse = () => 421;
+    for (let i = 0; i < 25; i++) await reply('thr_a1', `backlog-key-${String(i).padStart(2, '0')}`);
+    smtp.refuse = () => undefined;
+    // Any the server attempted meanwhile (refused) is due again after its backoff.
+    t.clock.advance(4 * BACKOFF);
+    const queries: { sql: string; parameters: readonly unknown[] }[] = [];
+    const stop = t.store.traceQueries((q) => queries.push(q));
+    try {
+      // A pass the last reply woke may have taken some first: this one finds the rest of a batch.
+      const handled = await t.server.workers.outbox.runOnce();
+      assert.ok(handled > 0 && handled <= 20, `one batch at most: ${handled}`);
+    } finally {
+      stop();
+    }
+    const sqlite = sqliteStore(t.store).sqlite;
+    const onQueue = queries.filter((q) => /"thread_messages"/.test(q.sql));
+    assert.ok(onQueue.length > 20, `the due rows, then a lease and a sent per message: ${onQueue.length}`);
+    for (const q of onQueue) {
+      const plan = (sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.parameters) as { detail: string }[])
+        .map((r) => r.detail)
+        .join('; ');
+      const bounded = / limit \?$/.test(q.sql) || /thread_messages[^;]*\(id=\?\)/.test(plan);
+      assert.ok(bounded, `${q.sql}\n  ${plan}`);
+    }
   });
 });
