@@ -5,12 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { chartSvg, quantile, slope, type SoakRow, summarize } from './bench/soak.js';
+import { chartSvg, quantile, rssByKind, slope, type SoakRow, summarize } from './bench/soak.js';
 
 const row = (minute: number, rssMiB: number): SoakRow => ({
   minute,
   rssMiB,
+  rssAnonMiB: rssMiB - 60,
+  rssFileMiB: 60,
+  rssShmemMiB: 0,
   heapUsedMiB: 50,
+  heapTotalMiB: 60,
+  externalMiB: 5,
   openFds: 40,
   loopP99Ms: 5,
   requestP99Ms: 10,
@@ -28,10 +33,12 @@ it('takes slopes over the last 20 minutes only, per 10 minutes', () => {
   const rows = Array.from({ length: 30 }, (_, i) => row(i + 1, i < 10 ? 100 + i : 110));
   const latencies = rows.map(() => [10]);
   assert.equal(summarize(rows, latencies).rssMiBPer10Min, 0);
+  assert.equal(summarize(rows, latencies).rssFileMiBPer10Min, 0);
   assert.equal(summarize(rows, latencies).slopeMinutes, 20);
   // A steady 0.2 MiB a minute is 2 MiB per 10 minutes.
   const growing = Array.from({ length: 30 }, (_, i) => row(i + 1, 100 + 0.2 * i));
   assert.ok(Math.abs(summarize(growing, latencies).rssMiBPer10Min - 2) < 1e-9);
+  assert.ok(Math.abs(summarize(growing, latencies).rssAnonMiBPer10Min - 2) < 1e-9);
 });
 
 it('compares the p99 of the last 10 minutes with the first 10, halves of a shorter run', () => {
@@ -44,6 +51,18 @@ it('compares the p99 of the last 10 minutes with the first 10, halves of a short
   assert.equal(summarize(rows.slice(0, 4), latencies.slice(0, 4)).windowMinutes, 2);
   assert.equal(quantile([3, 1, 2, 4], 0.5), 2);
   assert.ok(Number.isNaN(quantile([], 0.99)));
+});
+
+it('reads the resident memory of a process by kind from /proc', { skip: process.platform !== 'linux' }, () => {
+  const own = rssByKind(process.pid);
+  const total = process.memoryUsage.rss() / 2 ** 20;
+  assert.ok(own.rssAnonMiB > 10 && own.rssFileMiB > 1, JSON.stringify(own));
+  // The three kinds add up to the RSS (read a moment apart: within a few MiB).
+  assert.ok(
+    Math.abs(own.rssAnonMiB + own.rssFileMiB + own.rssShmemMiB - total) < 8,
+    `${JSON.stringify(own)} vs ${total}`,
+  );
+  assert.ok(Number.isNaN(rssByKind(2 ** 30).rssAnonMiB));
 });
 
 it('draws one line per series with its range', () => {

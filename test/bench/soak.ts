@@ -30,7 +30,7 @@
  * nothing.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -65,7 +65,18 @@ const THREADS = 2000;
 export interface SoakRow {
   minute: number;
   rssMiB: number;
+  /**
+   * The RSS by kind (`/proc/PID/status`: RssAnon, RssFile, RssShmem): private memory (malloc,
+   * V8's heap, SQLite's page caches), mapped files (the executable's code, the addon) and shared
+   * memory (SQLite's WAL index). NaN where /proc cannot be read.
+   */
+  rssAnonMiB: number;
+  rssFileMiB: number;
+  rssShmemMiB: number;
   heapUsedMiB: number;
+  /** V8's heap as committed (`nodejs_heap_size_total_bytes`) and memory held by JS objects outside it (`nodejs_external_memory_bytes`). */
+  heapTotalMiB: number;
+  externalMiB: number;
   openFds: number;
   loopP99Ms: number;
   requestP99Ms: number;
@@ -152,7 +163,11 @@ export interface SoakSummary {
   /** Minutes the slopes are taken over. */
   slopeMinutes: number;
   rssMiBPer10Min: number;
+  rssAnonMiBPer10Min: number;
+  rssFileMiBPer10Min: number;
   heapMiBPer10Min: number;
+  heapTotalMiBPer10Min: number;
+  externalMiBPer10Min: number;
   fdsPer10Min: number;
   loopP99MsPer10Min: number;
   /** Minutes each of the two windows compared. */
@@ -174,7 +189,11 @@ export function summarize(rows: readonly SoakRow[], latencies: readonly (readonl
   return {
     slopeMinutes: last.length,
     rssMiBPer10Min: per10((r) => r.rssMiB),
+    rssAnonMiBPer10Min: per10((r) => r.rssAnonMiB),
+    rssFileMiBPer10Min: per10((r) => r.rssFileMiB),
     heapMiBPer10Min: per10((r) => r.heapUsedMiB),
+    heapTotalMiBPer10Min: per10((r) => r.heapTotalMiB),
+    externalMiBPer10Min: per10((r) => r.externalMiB),
     fdsPer10Min: per10((r) => r.openFds),
     loopP99MsPer10Min: per10((r) => r.loopP99Ms),
     windowMinutes: window,
@@ -238,6 +257,22 @@ function mix(runId: string): { endpoint: Endpoint; weight: number }[] {
       weight: 2,
     },
   ];
+}
+
+/**
+ * `pid`'s resident memory by kind, MiB (`/proc/PID/status`: RssAnon, RssFile, RssShmem, kB);
+ * NaN each where /proc cannot be read (not Linux).
+ */
+export function rssByKind(pid: number): { rssAnonMiB: number; rssFileMiB: number; rssShmemMiB: number } {
+  let status = '';
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {}
+  const kib = (field: string) => {
+    const line = status.split('\n').find((l) => l.startsWith(`${field}:`));
+    return line ? Number.parseInt(line.slice(field.length + 1), 10) / 1024 : Number.NaN;
+  };
+  return { rssAnonMiB: kib('RssAnon'), rssFileMiB: kib('RssFile'), rssShmemMiB: kib('RssShmem') };
 }
 
 /** The values of the series named in `text` (Prometheus text format), summed over their labels. */
@@ -397,7 +432,7 @@ async function main(): Promise<void> {
     const metricsAgent = new Agent({ keepAlive: true });
     await get(metricsAgent, server.origin, '/metrics'); // resets the event-loop delay histogram
     step(
-      'minute  RSS MiB  heap MiB  open fds  loop p99 ms  request p99 ms  requests  failures  checks  inbox msgs  deliveries',
+      'minute  RSS MiB  (anon    file  shmem)  heap MiB  (committed  external)  open fds  loop p99 ms  request p99 ms  requests  failures  checks  inbox msgs  deliveries',
     );
     const start = performance.now();
     for (let minute = 1; minute <= minutes; minute++) {
@@ -412,7 +447,10 @@ async function main(): Promise<void> {
       const row: SoakRow = {
         minute,
         rssMiB: scrape(text, 'process_resident_memory_bytes') / 2 ** 20,
+        ...rssByKind(server.pid),
         heapUsedMiB: scrape(text, 'nodejs_heap_size_used_bytes') / 2 ** 20,
+        heapTotalMiB: scrape(text, 'nodejs_heap_size_total_bytes') / 2 ** 20,
+        externalMiB: scrape(text, 'nodejs_external_memory_bytes') / 2 ** 20,
         openFds: scrape(text, 'process_open_fds'),
         loopP99Ms: scrape(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
         requestP99Ms: quantile(minuteLatencies, 0.99),
@@ -430,7 +468,12 @@ async function main(): Promise<void> {
         [
           String(minute).padStart(6),
           row.rssMiB.toFixed(1).padStart(7),
+          ` ${row.rssAnonMiB.toFixed(1).padStart(6)}`,
+          row.rssFileMiB.toFixed(1).padStart(6),
+          `${row.rssShmemMiB.toFixed(1).padStart(5)} `,
           row.heapUsedMiB.toFixed(1).padStart(8),
+          row.heapTotalMiB.toFixed(1).padStart(11),
+          `${row.externalMiB.toFixed(1).padStart(9)} `,
           String(row.openFds).padStart(8),
           row.loopP99Ms.toFixed(1).padStart(11),
           row.requestP99Ms.toFixed(1).padStart(14),
@@ -452,7 +495,7 @@ async function main(): Promise<void> {
     const pct = (v: number) => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(0)} %`;
     step(
       [
-        `slopes over the last ${summary.slopeMinutes} min, per 10 min: RSS ${summary.rssMiBPer10Min.toFixed(2)} MiB (target <= 1), heap used ${summary.heapMiBPer10Min.toFixed(2)} MiB, open fds ${summary.fdsPer10Min.toFixed(2)}, loop p99 ${summary.loopP99MsPer10Min.toFixed(2)} ms`,
+        `slopes over the last ${summary.slopeMinutes} min, per 10 min: RSS ${summary.rssMiBPer10Min.toFixed(2)} MiB (target <= 1; anon ${summary.rssAnonMiBPer10Min.toFixed(2)}, file ${summary.rssFileMiBPer10Min.toFixed(2)}), heap used ${summary.heapMiBPer10Min.toFixed(2)} MiB (committed ${summary.heapTotalMiBPer10Min.toFixed(2)}, external ${summary.externalMiBPer10Min.toFixed(2)}), open fds ${summary.fdsPer10Min.toFixed(2)}, loop p99 ${summary.loopP99MsPer10Min.toFixed(2)} ms`,
         `request p99, last ${summary.windowMinutes} min vs first ${summary.windowMinutes}: ${summary.requestP99LastMs.toFixed(1)} vs ${summary.requestP99FirstMs.toFixed(1)} ms (${pct(summary.requestP99Change)}; target within 20 %)`,
         `load average: ${loadStart.map((l) => l.toFixed(2)).join(' ')} at the start, ${loadEnd.map((l) => l.toFixed(2)).join(' ')} at the end`,
       ].join('\n'),
