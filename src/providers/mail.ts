@@ -1,5 +1,5 @@
 /** Mail transports of the outbox: `log` (offline: records, never delivers) and `smtp` (nodemailer). */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { ProviderError, type MailTransport } from './types.js';
@@ -38,21 +38,29 @@ export function createSmtpTransport(
 ): MailTransport {
   const password = env[options.passwordEnv] ?? '';
   const requireTLS = options.requireTLS ?? (options.user !== '' || password !== '');
-  const transporter = nodemailer.createTransport({
-    host: options.host,
-    port: options.port,
-    secure: options.secure,
-    requireTLS,
-    auth: options.user ? { user: options.user, pass: password } : undefined,
-    connectionTimeout: options.timeoutMs,
-    greetingTimeout: options.timeoutMs,
-    socketTimeout: options.timeoutMs,
-  });
+  // nodemailer is loaded at the first send, not at every start: most starts never send (the
+  // default transport is `log`), and loading it is part of every start's module evaluation
+  // (docs/performance.md, "Cold start and the environment").
+  let transporter: Promise<Transporter> | null = null;
+  const transport = () =>
+    (transporter ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        host: options.host,
+        port: options.port,
+        secure: options.secure,
+        requireTLS,
+        auth: options.user ? { user: options.user, pass: password } : undefined,
+        connectionTimeout: options.timeoutMs,
+        greetingTimeout: options.timeoutMs,
+        socketTimeout: options.timeoutMs,
+      }),
+    ));
   return {
     name: 'smtp',
     async send(mail) {
+      const smtp = await transport();
       try {
-        await transporter.sendMail({
+        await smtp.sendMail({
           messageId: mail.messageId,
           from: mail.from.name ? { name: mail.from.name, address: mail.from.address } : mail.from.address,
           replyTo: mail.replyTo ?? undefined,
@@ -75,7 +83,7 @@ export function createSmtpTransport(
       }
     },
     close() {
-      transporter.close();
+      void transporter?.then((smtp) => smtp.close());
     },
   };
 }

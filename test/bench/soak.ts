@@ -21,7 +21,8 @@
  * Every minute it prints a row: the server's RSS, heap used, open file descriptors and event-loop
  * delay p99 (the server's own `/metrics`: prom-client's `process_resident_memory_bytes`,
  * `nodejs_heap_size_used_bytes`, `process_open_fds`, `nodejs_eventloop_lag_p99_seconds`, the last
- * over the minute since the previous scrape), the request p99 of that minute (from sending to
+ * over the minute since the previous scrape), the RSS by kind (`/proc/PID/status`: anonymous,
+ * file-backed, shared) and V8's committed heap and external memory beside the heap used, the request p99 of that minute (from sending to
  * the whole response), the requests and failures, and what the workers did. At the end: the
  * slopes over the last 20 minutes (least squares over the minute rows; all of them in a shorter
  * run), request p99 of the last 10 minutes against the first 10 (halves in a shorter run), the
