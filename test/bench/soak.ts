@@ -22,8 +22,9 @@
  * delay p99 (the server's own `/metrics`: prom-client's `process_resident_memory_bytes`,
  * `nodejs_heap_size_used_bytes`, `process_open_fds`, `nodejs_eventloop_lag_p99_seconds`, the last
  * over the minute since the previous scrape), the RSS by kind (`/proc/PID/status`: anonymous,
- * file-backed, shared) and V8's committed heap and external memory beside the heap used, the request p99 of that minute (from sending to
- * the whole response), the requests and failures, and what the workers did. At the end: the
+ * file-backed, shared) and V8's committed heap and external memory beside the heap used, the
+ * request p99 of that minute (from sending to the whole response), the requests and failures,
+ * and what the workers did. At the end: the
  * slopes over the last 20 minutes (least squares over the minute rows; all of them in a shorter
  * run), request p99 of the last 10 minutes against the first 10 (halves in a shorter run), the
  * load average, and an SVG chart of the five series (`--svg`, default `.bench/soak.svg`); the
@@ -68,8 +69,8 @@ export interface SoakRow {
   rssMiB: number;
   /**
    * The RSS by kind (`/proc/PID/status`: RssAnon, RssFile, RssShmem): private memory (malloc,
-   * V8's heap, SQLite's page caches), mapped files (the executable's code, the addon) and shared
-   * memory (SQLite's WAL index). NaN where /proc cannot be read.
+   * V8's heap, SQLite's page caches), mapped files (Node's and the addon's code, SQLite's WAL
+   * index) and shared memory (tmpfs, shared anonymous mappings). NaN where /proc cannot be read.
    */
   rssAnonMiB: number;
   rssFileMiB: number;
