@@ -134,12 +134,24 @@ export async function startFloor(specPath: string, logFile: string): Promise<Chi
   return { process: child, pid: child.pid!, origin: `http://127.0.0.1:${port}`, stop: stopper(child) };
 }
 
-/** Peak resident set (VmHWM) and current resident set (VmRSS) of `pid`, bytes. */
-export function memoryOf(pid: number): { peakRss: number; rss: number } | null {
+/**
+ * Peak resident set (VmHWM), current resident set (VmRSS) and the latter by kind (RssAnon: private
+ * memory; RssFile: mapped files; RssShmem: shared memory) of `pid`, bytes; null when
+ * `/proc/PID/status` cannot be read (not Linux, or the process is gone).
+ */
+export function memoryOf(
+  pid: number,
+): { peakRss: number; rss: number; rssAnon: number; rssFile: number; rssShmem: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-    return { peakRss: kb('VmHWM'), rss: kb('VmRSS') };
+    return {
+      peakRss: kb('VmHWM'),
+      rss: kb('VmRSS'),
+      rssAnon: kb('RssAnon'),
+      rssFile: kb('RssFile'),
+      rssShmem: kb('RssShmem'),
+    };
   } catch {
     return null;
   }

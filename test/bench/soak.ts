@@ -32,7 +32,7 @@
  * nothing.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -46,7 +46,7 @@ import { API, AUTH_HEADERS, type Endpoint, WRITE_HEADERS } from './endpoints.js'
 import { BENCH_DIR, BENCH_TOKEN, ROOT } from './generate.js';
 import { dataset, message } from './inbox.js';
 import { peak } from './load.js';
-import { startServer } from './processes.js';
+import { memoryOf, startServer } from './processes.js';
 import { startDovecot } from '../helpers/dovecot.js';
 import { TARGET } from '../monitor/helpers.js';
 
@@ -262,19 +262,13 @@ function mix(runId: string): { endpoint: Endpoint; weight: number }[] {
 }
 
 /**
- * `pid`'s resident memory by kind, MiB (`/proc/PID/status`: RssAnon, RssFile, RssShmem, kB);
- * NaN each where /proc cannot be read (not Linux).
+ * `pid`'s resident memory by kind, MiB (`memoryOf`: RssAnon, RssFile, RssShmem); NaN each where
+ * /proc cannot be read (not Linux).
  */
 export function rssByKind(pid: number): { rssAnonMiB: number; rssFileMiB: number; rssShmemMiB: number } {
-  let status = '';
-  try {
-    status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {}
-  const kib = (field: string) => {
-    const line = status.split('\n').find((l) => l.startsWith(`${field}:`));
-    return line ? Number.parseInt(line.slice(field.length + 1), 10) / 1024 : Number.NaN;
-  };
-  return { rssAnonMiB: kib('RssAnon'), rssFileMiB: kib('RssFile'), rssShmemMiB: kib('RssShmem') };
+  const memory = memoryOf(pid);
+  const mib = (bytes: number | undefined) => (bytes ?? Number.NaN) / 2 ** 20;
+  return { rssAnonMiB: mib(memory?.rssAnon), rssFileMiB: mib(memory?.rssFile), rssShmemMiB: mib(memory?.rssShmem) };
 }
 
 /** The values of the series named in `text` (Prometheus text format), summed over their labels. */
