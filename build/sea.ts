@@ -148,14 +148,16 @@ async function makeCodeCache(node: string, loader: string, bundle: string, work:
       stdio: 'ignore',
       // Only what a start needs: no OUTREACH_API_* setting of this shell reaches it. V8 stamps the
       // cache with its flags at exit and rejects it when they differ at load: the start must not
-      // set --optimize-for-size (server.optimizeForSize) nor --heap-growing-percent
-      // (server.heapGrowingPercent), or every start compiles from scratch.
+      // set --optimize-for-size (server.optimizeForSize), --heap-growing-percent
+      // (server.heapGrowingPercent) nor --semi-space-growth-factor (server.maxSemiSpaceMb), or
+      // every start compiles from scratch.
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
         [MAKE_CODE_CACHE_VARIABLE]: [bundle, cache].join(delimiter),
         OUTREACH_API_SERVER_OPTIMIZE_FOR_SIZE: 'false',
         OUTREACH_API_SERVER_HEAP_GROWING_PERCENT: '0',
+        OUTREACH_API_SERVER_MAX_SEMI_SPACE_MB: '0',
       },
     },
   );

@@ -111,7 +111,7 @@ export const ConfigKeys = z.strictObject({
       shutdownGraceMs: ms.default(10000),
       /**
        * V8's `--optimize-for-size` for the `serve` and `inbox sync` processes, set as they start
-       * (`applyMemorySettings`, src/cli/context.ts): V8 keeps its young generation and heap small
+       * (`applyMemorySettings`, src/cli/memory.ts): V8 keeps its young generation and heap small
        * instead of letting garbage pile up. Off by default: on the full bench it saved 28 MiB of
        * peak RSS but cost 7–20 % more CPU per response and lengthened tails (docs/configuration.md,
        * docs/performance.md); `true` is for hosts short of memory.
@@ -120,7 +120,7 @@ export const ConfigKeys = z.strictObject({
       /**
        * V8's `--heap-growing-percent` for the `serve` process, set once it serves (after a
        * `--import`, which keeps V8's own growth), and for `inbox sync` as it starts
-       * (`applyHeapGrowingPercent`, src/cli/context.ts): after each full collection V8 lets the old
+       * (`applySteadyMemorySettings`, src/cli/memory.ts): after each full collection V8 lets the old
        * generation grow to (1 + this/100) times what was live, so garbage that outlived the young
        * generation (requests in flight across a few ms of I/O, such as a write waiting for its
        * `fsync`) is collected sooner. 0 keeps V8's own factor (up to 4). Not a cap: the heap
@@ -129,6 +129,15 @@ export const ConfigKeys = z.strictObject({
        * 220 to 153 MB, at the same CPU (docs/configuration.md).
        */
       heapGrowingPercent: z.number().int().min(0).max(300).default(20),
+      /**
+       * The largest size of each of V8's two semi-spaces (the young generation), MiB, for the
+       * `serve` process once it serves and for `inbox sync` (`capSemiSpace`, src/cli/memory.ts):
+       * what `--max-semi-space-size` does, which the single executable cannot be given. V8 grows
+       * a semi-space from 1 MiB by doubling, up to 16; a young generation that big holds up to
+       * 32 MiB of garbage between scavenges. 0 keeps V8's own cap. Not a cap on the heap: what
+       * survives moves to the old generation, which grows to whatever is live.
+       */
+      maxSemiSpaceMb: z.number().int().min(0).max(16).default(2),
       /**
        * How long a client may take to send a request's headers, ms (Node's `headersTimeout`);
        * at most `requestTimeoutMs`. A client still sending them then is answered 400 and cut off.

@@ -4,7 +4,6 @@
  * one-line failure, and how it opens the store.
  */
 import type { Command } from 'commander';
-import { setFlagsFromString } from 'node:v8';
 import { loadConfig, storeLocation, type Config } from '../config.js';
 import type { Store } from '../db/connection.js';
 import { prepareDatabaseFile } from '../db/database-file.js';
@@ -34,27 +33,6 @@ export interface Cli {
 interface GlobalOptions {
   db?: string;
   config?: string;
-}
-
-/**
- * The process-wide memory settings of a long-running command (`serve`, `inbox sync`):
- * `server.optimizeForSize` sets V8's `--optimize-for-size`, which V8 honours when set at run
- * time (unlike `--max-semi-space-size`, read only when the heap is made, and which the single
- * executable cannot be given: docs/performance.md).
- */
-export function applyMemorySettings(config: Config): void {
-  if (config.server.optimizeForSize) setFlagsFromString('--optimize-for-size');
-}
-
-/**
- * The memory setting of a long-running command once its steady work begins (`serve` once it
- * serves, after any `--import`, which then grows the heap as V8 would; `inbox sync` at once):
- * `server.heapGrowingPercent` sets V8's `--heap-growing-percent` (read at every full collection,
- * so it holds from the next one on); 0 leaves V8's own factor.
- */
-export function applyHeapGrowingPercent(config: Config): void {
-  if (config.server.heapGrowingPercent > 0)
-    setFlagsFromString(`--heap-growing-percent=${config.server.heapGrowingPercent}`);
 }
 
 /** The `Cli` of the commands over `io`. */

@@ -17,7 +17,8 @@ import { MultiBar, type SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
-import { applyHeapGrowingPercent, applyMemorySettings, type Cli, openDatabase } from './context.js';
+import { type Cli, openDatabase } from './context.js';
+import { applySteadyMemorySettings, applyMemorySettings } from './memory.js';
 import { printer } from './io.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
@@ -61,7 +62,7 @@ export function registerInboxCommand(program: Command, cli: Cli): void {
     .action(async (options: { connection?: string[] }, command: Command) => {
       const config = cli.configOf(command);
       applyMemorySettings(config);
-      applyHeapGrowingPercent(config);
+      applySteadyMemorySettings(config);
       const configured = Object.keys(config.inbox.connections);
       if (configured.length === 0) throw fail('inbox.connections is empty: no mailbox to read');
       const unknown = (options.connection ?? []).filter((id) => !configured.includes(id));

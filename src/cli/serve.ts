@@ -17,7 +17,8 @@ import { passwordHashOf, setAccountPassword } from '../repos/sessions.js';
 import { accountExists, cachedTokenLookup, listAccounts } from '../repos/tokens.js';
 import { type RunningServer, startServer } from '../server.js';
 import { VERSION } from '../version.js';
-import { applyMemorySettings, applyHeapGrowingPercent, type Cli, now, openDatabase } from './context.js';
+import { type Cli, now, openDatabase } from './context.js';
+import { applySteadyMemorySettings, applyMemorySettings } from './memory.js';
 import { envOf } from './help.js';
 import { watchParent } from './parent.js';
 import { prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
@@ -196,7 +197,7 @@ async function serve(cli: Cli, options: ServeOptions, command: Command): Promise
   const signIn = demoToken && config.settings.enabled ? await demoSignIn(store) : undefined;
   // A database with no account serves nobody: say how the first account and token are made.
   if (!options.demo && !(await accountExists(store.db))) for (const line of firstAccountHint(shown)) print(line);
-  applyHeapGrowingPercent(config);
+  applySteadyMemorySettings(config);
   const server = await startServer({ config, store, logger });
   const written = stopOnSignals(server, store, logger, config.server.shutdownGraceMs, options.exitWithParent === true);
   printBanner(server, demoToken, print);
