@@ -137,7 +137,7 @@ export const ConfigKeys = z.strictObject({
        * 32 MiB of garbage between scavenges. 0 keeps V8's own cap. Not a cap on the heap: what
        * survives moves to the old generation, which grows to whatever is live.
        */
-      maxSemiSpaceMb: z.number().int().min(0).max(16).default(2),
+      maxSemiSpaceMb: z.number().int().min(0).max(16).default(4),
       /**
        * How long a client may take to send a request's headers, ms (Node's `headersTimeout`);
        * at most `requestTimeoutMs`. A client still sending them then is answered 400 and cut off.

@@ -6,6 +6,9 @@
  * doubles up to 16 MiB; with a cap of 2 MiB it must stay at 2 MiB or below (one doubling past the
  * cap is allowed by the setting's contract, when several collections run in one task, but these
  * small rounds leave no room for it), and with a cap of 4 MiB it must grow to 4 MiB and stop.
+ * Starting a worker thread resets V8's growth factor (measured: without the check setting it again
+ * at every collection, the semi-space grew to 16 MiB), so a child that starts one after the cap
+ * must still stay within one doubling of it.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -31,6 +34,13 @@ const semiMb = () => {
 };
 const atStart = semiMb();
 const stop = capSemiSpace(Number(process.argv[2]));
+if (process.argv[3] === 'worker') {
+  // A thread started after the cap puts V8's growth factor back to 2 (as serve's checkpointer
+  // and search readers do).
+  const { Worker } = await import('node:worker_threads');
+  const thread = new Worker('setTimeout(() => {}, 10)', { eval: true });
+  await new Promise((done) => thread.once('exit', done));
+}
 const kept = [];
 let largest = 0;
 for (let round = 0; round < 1500; round++) {
@@ -48,8 +58,8 @@ console.log(JSON.stringify({ atStart, largest }));
 );
 
 /** Runs the child with `maxMb` and returns the semi-space it started with and the largest it saw, MiB. */
-function youngGeneration(maxMb: number): { atStart: number; largest: number } {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', script, String(maxMb)], {
+function youngGeneration(maxMb: number, thread = false): { atStart: number; largest: number } {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', script, String(maxMb), thread ? 'worker' : ''], {
     encoding: 'utf8',
     cwd: fileURLToPath(new URL('../..', import.meta.url)),
   });
@@ -65,5 +75,7 @@ describe('server.maxSemiSpaceMb', () => {
     assert.ok(two.largest <= 2, `capped at 2 MiB: ${JSON.stringify(two)}`);
     const four = youngGeneration(4);
     assert.equal(four.largest, 4, `grows up to the cap and no further: ${JSON.stringify(four)}`);
+    const threaded = youngGeneration(2, true);
+    assert.ok(threaded.largest <= 4, `still capped after a worker thread started: ${JSON.stringify(threaded)}`);
   });
 });
