@@ -134,10 +134,12 @@ export const ConfigKeys = z.strictObject({
        * `serve` process once it serves and for `inbox sync` (`capSemiSpace`, src/cli/memory.ts):
        * what `--max-semi-space-size` does, which the single executable cannot be given. V8 grows
        * a semi-space from 1 MiB by doubling, up to 16; a young generation that big holds up to
-       * 32 MiB of garbage between scavenges. 0 keeps V8's own cap. Not a cap on the heap: what
+       * 32 MiB of garbage between scavenges. 0 (the default) keeps V8's own growth: with 4 the
+       * whole bench's peak RSS went from 190 to 166–169 MiB, but a reply cost 5–21 % more CPU
+       * (docs/configuration.md); a host short of memory may set 4. Not a cap on the heap: what
        * survives moves to the old generation, which grows to whatever is live.
        */
-      maxSemiSpaceMb: z.number().int().min(0).max(16).default(4),
+      maxSemiSpaceMb: z.number().int().min(0).max(16).default(0),
       /**
        * How long a client may take to send a request's headers, ms (Node's `headersTimeout`);
        * at most `requestTimeoutMs`. A client still sending them then is answered 400 and cut off.
