@@ -42,14 +42,14 @@ const V8_GROWTH_FACTOR = 2;
  * `--max-semi-space-size` for a process that cannot be started with it. V8 starts a semi-space
  * at 1 MiB and doubles it (up to 16 MiB on 64-bit) after scavenges that kept much alive; it reads
  * `--semi-space-growth-factor` at each growth. So after every collection (a `gc` performance
- * entry) this sets the factor to 1 (no growth) once a semi-space has reached `maxMb`, and back to
- * V8's 2 while it is smaller (V8 shrinks it again when the process allocates little). Sizes are powers of two:
- * a `maxMb` between two of them stops the growth at the larger. A collection that runs before the
- * observer is called (several in one long task, or the first after a worker thread started,
- * which resets the factor) may still double it once past `maxMb`. V8's flags are the process's:
- * the worker threads' young generations (the search readers, the checkpointer) grow only while
- * the main thread's is below `maxMb`.
- * `maxMb` 0 changes nothing. Returns a function that stops watching.
+ * entry) this sets the factor to 1 (no growth) once a semi-space has reached `maxMb`, and back
+ * to V8's 2 while it is smaller (V8 shrinks it again when the process allocates little). Sizes
+ * are powers of two: a `maxMb` between two of them stops the growth at the larger. A collection
+ * that runs before the observer is called (several in one long task, or the first after a worker
+ * thread started, which resets the factor) may still double it once past `maxMb`. V8's flags are
+ * the process's: the worker threads' young generations (the search readers, the checkpointer)
+ * grow only while the main thread's is below `maxMb`. `maxMb` 0 changes nothing. Returns a
+ * function that stops watching. Docs: docs/configuration.md, "Memory: server.maxSemiSpaceMb".
  */
 export function capSemiSpace(maxMb: number): () => void {
   if (maxMb <= 0) return () => {};
