@@ -1,18 +1,25 @@
 /**
- * The one question every cache over the store asks: "is what I keep current as of this request?"
- * (decisions.md §16 "Caches"). A stamp is a string that differs from every earlier one whenever
- * the data a cache could hold may have changed; a cache keeps the stamp it read its values under
- * and drops them when the stamp differs. It is made of two parts:
+ * The one question every cache over the store asks: "is what I keep, read from these tables,
+ * current as of this request?" (decisions.md §16 "Caches"). A stamp is a string that differs from
+ * every earlier one whenever the data of the tables a cache names may have changed; a cache keeps
+ * the stamp it read its values under and drops them when the stamp differs. A cache names the
+ * tables it reads (`current(tables)`), so a write elsewhere (a draft, a thread, a token's
+ * `last_used_at`) leaves the backlinks' totals and anchors alone. A stamp is made of two parts:
  *
- * - **this process's changes the store does not count**: a generation bumped without a statement
- *   (`markChanged()`). On SQLite, whose `PRAGMA data_version` ignores the connection's own
- *   commits, that is every statement that is not a read, every transaction's end and every
- *   `exclusive` use of the connection (./sqlite/store.ts); elsewhere a restore in place.
+ * - **this process's changes the store does not count**: generations bumped without a statement,
+ *   per table where the store can tell which table a write changed (`markChanged(table)`), else
+ *   for every table at once (`markChanged()`). On SQLite, whose `PRAGMA data_version` ignores the
+ *   connection's own commits, TEMP triggers on the connection tell each written table, cascades
+ *   and other triggers' writes included, from the first time a cache asks for a stamp
+ *   (./sqlite/change-tracking.ts); before that, and for every `exec` and `exclusive` use of the
+ *   connection, a write counts for every table (./sqlite/store.ts).
  * - **what the store counts**: one cheap statement (SQLite: `PRAGMA data_version`, other
- *   processes' commits; PostgreSQL: the sum of the `change_stamps` counters that triggers bump in
- *   every writing transaction of any instance, sql/postgres/0009_change_stamps.sql). On
- *   PostgreSQL this process's own writes only drop what was read (`forget()`): the next use reads
- *   the counters again, and sees them once committed.
+ *   processes' commits to any table; PostgreSQL: the sums of the `change_stamps` counters, one per
+ *   table, that triggers bump in every transaction of any instance that writes the table,
+ *   sql/postgres/0010_change_stamps_by_table.sql). On PostgreSQL this process's own writes only
+ *   drop what was read (`forget()`): the next use reads the counters again, and sees them once
+ *   committed. A store vouches only for the tables it counts (`StampSource.counts`): for any
+ *   other, `current` gives null and nothing read from it is kept.
  *
  * The statement runs at most once per request: `requestStarts()` (the auth middleware, first
  * thing) drops what was read before, so a stamp used for a request was always read after the
@@ -28,37 +35,74 @@
  */
 
 /**
- * The tables whose writes bump PostgreSQL's counters (sql/postgres/0009_change_stamps.sql): every
- * table a cache over the store reads (token and account rows, `GET /me`'s counts, search totals,
- * deep-page anchors). A cache reading another table adds it there, in a new migration, and here.
+ * The tables a cache over the store may read (`current(tables)`): token and account rows
+ * (authentication), `GET /me`'s project and token counts, a project with its site count and a
+ * site (the lookups of every project and site route), search and list totals, deep-page anchors.
+ * A cache reading another table adds it here and, for PostgreSQL, in a new migration: a column of
+ * `change_stamps` and a trigger (sql/postgres/0010_change_stamps_by_table.sql).
  */
-export const STAMPED_TABLES = ['accounts', 'api_tokens', 'projects', 'prospects', 'leads', 'backlinks'] as const;
+export const STAMPED_TABLES = [
+  'accounts',
+  'api_tokens',
+  'projects',
+  'sites',
+  'prospects',
+  'leads',
+  'backlinks',
+] as const;
+
+/** A table a cache may read. */
+export type StampedTable = (typeof STAMPED_TABLES)[number];
+
+/** Whether `table` is one a cache may read (`STAMPED_TABLES`). */
+export const isStampedTable = (table: string): table is StampedTable =>
+  (STAMPED_TABLES as readonly string[]).includes(table);
 
 /** A stamp, or null (nothing may be cached); a promise of one where reading takes a round trip. */
 export type StampRead = string | null | Promise<string | null>;
 
+/**
+ * What other processes changed, as a store counts it: one counter for every table (SQLite), or
+ * one per table in `STAMPED_TABLES` order (PostgreSQL). Each only grows.
+ */
+export type OtherChanges = number | readonly number[];
+
 /** How a store reads the other processes' part of its stamp. */
 export interface StampSource {
   /**
-   * Reads the part other processes change: a number (sync on SQLite, a round trip on PostgreSQL),
-   * or null when it cannot be known (then nothing may be cached).
+   * Reads the part other processes change (sync on SQLite, a round trip on PostgreSQL), or null
+   * when it cannot be known (then nothing may be cached).
    */
-  read(): number | null | Promise<number | null>;
+  read(): OtherChanges | null | Promise<OtherChanges | null>;
   /** Whether no stamp proves anything now (SQLite: a transaction is open on the connection). */
   blocked(): boolean;
+  /** The tables whose changes by other processes `read` counts; a cache of any other gets no stamp. */
+  counts: readonly StampedTable[];
+  /** Called before every stamp is given, the transaction check included (SQLite: its triggers are put in place). */
+  beforeStamp?(): void;
 }
+
+/** Each stamped table's position in the generations. */
+const TABLE_INDEX = new Map<string, number>(STAMPED_TABLES.map((table, i) => [table, i]));
 
 /**
  * A store's change stamps (see the module comment). One per store.
  */
 export class ChangeStamps {
-  private generation = 0;
+  /** This process's changes counted for every table at once. */
+  private everyTable = 0;
+  /** This process's changes per table (`STAMPED_TABLES` order). */
+  private readonly byTable = new Float64Array(STAMPED_TABLES.length);
   /** The other processes' part, read since the latest request start within this turn; undefined: not read. */
-  private kept: number | null | Promise<number | null> | undefined;
+  private kept: OtherChanges | null | Promise<OtherChanges | null> | undefined;
   /** Whether a request ever started (what is read is then kept until the next one starts). */
   private pinned = false;
+  /** Whether the source counts other processes' changes to each table (`STAMPED_TABLES` order). */
+  private readonly counted: boolean[];
 
-  constructor(private readonly source: StampSource) {}
+  constructor(private readonly source: StampSource) {
+    this.counted = STAMPED_TABLES.map((table) => source.counts.includes(table));
+  }
 
   /**
    * A request starts: what was read before proves nothing for it. The next read is kept for the
@@ -69,9 +113,13 @@ export class ChangeStamps {
     this.pinned = true;
   }
 
-  /** This process changed the data in a way the store's read does not see: the next stamp differs. */
-  markChanged(): void {
-    this.generation++;
+  /**
+   * This process changed the data in a way the store's read does not see: the next stamp of
+   * `table` differs (without a table: of every table).
+   */
+  markChanged(table?: StampedTable): void {
+    if (table === undefined) this.everyTable++;
+    else this.byTable[TABLE_INDEX.get(table)!]!++;
   }
 
   /**
@@ -83,11 +131,20 @@ export class ChangeStamps {
   }
 
   /**
-   * The stamp current as of the latest request start (see the module comment), or null when
-   * nothing may be cached now. Synchronous when the store reads synchronously (SQLite).
+   * The stamp of `tables` current as of the latest request start (see the module comment), or
+   * null when nothing read from them may be cached now: a transaction is open (SQLite), the store
+   * cannot tell, or one of them is not a table the store counts (a name outside `STAMPED_TABLES`
+   * included). Synchronous when the store reads synchronously (SQLite).
    * @throws what the store's read throws (PostgreSQL unreachable).
    */
-  current(): StampRead {
+  current(tables: readonly string[]): StampRead {
+    let generation = this.everyTable;
+    for (const table of tables) {
+      const i = TABLE_INDEX.get(table);
+      if (i === undefined || !this.counted[i]) return null;
+      generation += this.byTable[i]!;
+    }
+    this.source.beforeStamp?.();
     if (this.source.blocked()) return null;
     let others = this.kept;
     if (others === undefined) {
@@ -98,11 +155,20 @@ export class ChangeStamps {
         if (others instanceof Promise) others.catch(() => this.kept === others && (this.kept = undefined));
       }
     }
-    // The generation is taken now, not when the read started: a write of this process since then
-    // gives a stamp no value read before the write is kept under.
-    const generation = this.generation;
-    if (others === null) return null;
-    if (!(others instanceof Promise)) return `${generation}:${others}`;
-    return others.then((n) => (n === null ? null : `${generation}:${n}`));
+    // The generations are taken before the read resolves: a write of this process since then
+    // gives a stamp no value read before the write is kept under (each part only grows, so the
+    // sum differs from every earlier one as soon as one part moved).
+    return others instanceof Promise
+      ? others.then((changes) => stampOf(generation, changes, tables))
+      : stampOf(generation, others, tables);
   }
+}
+
+/** The stamp of `tables`: this process's `generation` of them and what other processes changed in them. */
+function stampOf(generation: number, changes: OtherChanges | null, tables: readonly string[]): string | null {
+  if (changes === null) return null;
+  if (typeof changes === 'number') return `${generation}:${changes}`;
+  let sum = 0;
+  for (const table of tables) sum += changes[TABLE_INDEX.get(table)!]!;
+  return `${generation}:${sum}`;
 }

@@ -83,10 +83,10 @@ interface StoreBase extends StoreCapabilities {
   traceQueries(hook: (query: TracedQuery) => void): () => void;
   /**
    * What the caches over this store ask to know whether they are current as of this request
-   * (./change-stamps.ts, decisions.md §16 "Caches"): `stamps.current()` gives the stamp, null
-   * while nothing may be cached; `stamps.requestStarts()` starts a request; `stamps.markChanged()`
-   * tells every cache that the data changed by a means the store does not count (e.g. the whole
-   * database restored in place).
+   * (./change-stamps.ts, decisions.md §16 "Caches"): `stamps.current(tables)` gives the stamp of
+   * the tables a cache reads, null while nothing read from them may be cached;
+   * `stamps.requestStarts()` starts a request; `stamps.markChanged()` tells every cache that the
+   * data changed by a means the store does not count (e.g. the whole database restored in place).
    */
   readonly stamps: ChangeStamps;
   /**

@@ -106,6 +106,7 @@ export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter
   });
   const start = await pageStart(
     db,
+    'backlinks',
     `backlinks|${kind}:${scope}|${filter.status ?? '*'}`,
     offset,
     async (from, skip) => {

@@ -149,7 +149,7 @@ export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit:
     counterKeys !== undefined
       ? await Promise.all([page.execute(), countedTotal(db, 'leads', filter.siteId ?? filter.projectId, counterKeys)])
       : await searchPage(db, page, (count) =>
-          cachedCount(db, `leads|${JSON.stringify(filter)}`, () =>
+          cachedCount(db, ['leads'], `leads|${JSON.stringify(filter)}`, () =>
             count(
               db
                 .selectFrom('leads')

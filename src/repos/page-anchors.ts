@@ -6,8 +6,8 @@
  * anchor plus an OFFSET shorter than the stride. The page is the same rows a plain OFFSET gives.
  *
  * Anchors are only valid for the data they were read from: they live in the store's data cache
- * (`keptDataCache`), which any write empties, on this instance or another (decisions.md §16
- * "Caches"). Memory: (rows / `ANCHOR_STRIDE`) keys per list, for at most as many lists as that
+ * of the list's table (`keptDataCache`), which any write to it empties, on this instance or
+ * another (decisions.md §16 "Caches"). Memory: (rows / `ANCHOR_STRIDE`) keys per list, for at most as many lists as that
  * cache keeps.
  *
  * Where nothing can be kept (a transaction; SQLite while one is open on its connection), the
@@ -17,6 +17,7 @@
  * 2-core machine, against one round trip per stride).
  */
 import type { Kysely } from 'kysely';
+import type { StampedTable } from '../db/change-stamps.js';
 import type { Database } from '../db/schema.js';
 import { keptDataCache } from './data-cache.js';
 
@@ -42,14 +43,20 @@ export interface PageStart {
 export type NthKey = (from: OrderKey | null, skip: number) => Promise<OrderKey | undefined>;
 
 /**
- * Where the page at `offset` of list `list` starts. Offsets below `ANCHOR_STRIDE` start at the
+ * Where the page at `offset` of list `list` of `table` starts. Offsets below `ANCHOR_STRIDE` start at the
  * top; deeper ones at the nearest anchor at or before them, reading the missing anchors with
  * `nth` first (one walk of the rows up to `offset`, once per list and data version).
  * @param list identifies the table, filter values and order, e.g. `backlinks|project:prj_1|live`.
  */
-export async function pageStart(db: Kysely<Database>, list: string, offset: number, nth: NthKey): Promise<PageStart> {
+export async function pageStart(
+  db: Kysely<Database>,
+  table: StampedTable,
+  list: string,
+  offset: number,
+  nth: NthKey,
+): Promise<PageStart> {
   if (offset < ANCHOR_STRIDE) return { from: null, skip: offset };
-  const kept = await keptDataCache(db);
+  const kept = await keptDataCache(db, [table]);
   if (kept === null) {
     const first = await nth(null, offset);
     if (first !== undefined) return { from: first, skip: 0 };

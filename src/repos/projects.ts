@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { precompiledQuery } from '../db/compiled.js';
 import type { Database, ProjectRow } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
+import { keptDataCache } from './data-cache.js';
 import type { z } from '@hono/zod-openapi';
 import type { Project } from '../schemas/projects.js';
 
@@ -53,8 +54,13 @@ const projectOfAccount = precompiledQuery<'projectId' | 'accountId', ProjectWith
   withSiteCount(db).where('id', '=', param('projectId')).where('account_id', '=', param('accountId')),
 );
 
+/** What `projectOfAccount` reads. */
+const PROJECT_TABLES = ['projects', 'sites'] as const;
+
 /**
- * The project `projectId` if it belongs to `accountId`.
+ * The project `projectId` if it belongs to `accountId`: every project route's first read, kept in
+ * the store's data cache of projects and sites while neither changes (decisions.md §16 "Caches").
+ * The record is shared by the requests it serves: callers do not change it.
  * @throws ApiError NOT_FOUND otherwise (another account's project answers like a missing one).
  */
 export async function requireProject(
@@ -62,7 +68,14 @@ export async function requireProject(
   accountId: string,
   projectId: string,
 ): Promise<ProjectRecord> {
-  const row = await projectOfAccount.first(db, { projectId, accountId });
-  if (!row) throw notFound('Project');
-  return toProject(row);
+  const cache = await keptDataCache(db, PROJECT_TABLES);
+  const key = `project|${accountId}|${projectId}`;
+  let project = cache?.get(key) as ProjectRecord | undefined;
+  if (project === undefined) {
+    const row = await projectOfAccount.first(db, { projectId, accountId });
+    if (!row) throw notFound('Project');
+    project = toProject(row);
+    cache?.set(key, project);
+  }
+  return project;
 }

@@ -103,7 +103,7 @@ export async function listProspects(db: Kysely<Database>, filter: ProspectFilter
     .offset(offset);
   const [rows, total] = filter.search
     ? await searchPage(db, page, (count) =>
-        cachedCount(db, `prospects|${JSON.stringify(filter)}`, () =>
+        cachedCount(db, ['prospects'], `prospects|${JSON.stringify(filter)}`, () =>
           count(
             db
               .selectFrom('prospects')

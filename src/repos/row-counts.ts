@@ -12,8 +12,10 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { precompiledQuery } from '../db/compiled.js';
+import { isStampedTable } from '../db/change-stamps.js';
 import type { CountedTable } from '../db/row-counters.js';
 import type { Database } from '../db/schema.js';
+import { cachedCount } from './data-cache.js';
 
 /** A missing row is a counter never incremented: 0. */
 const NO_ROWS = 0;
@@ -51,7 +53,11 @@ const countersByKey = precompiledQuery<string, { key: string; n: number }, strin
 
 /**
  * The sum of the counters `keys` of `scope` in `tbl`: the exact number of rows of `tbl` that
- * the filter those keys spell out admits.
+ * the filter those keys spell out admits. Kept in the store's data cache of `tbl` where `tbl` is
+ * a table caches may read (src/repos/data-cache.ts, decisions.md §16 "Caches"): a table's
+ * counters change only with its own rows (its counting triggers, or a bulk load's recount in the
+ * same transaction as its rows, src/db/sqlite/row-counters.ts), so what changes them changes
+ * `tbl`'s stamp.
  */
 export async function countedTotal(
   db: Kysely<Database>,
@@ -59,8 +65,9 @@ export async function countedTotal(
   scope: string,
   keys: readonly string[],
 ): Promise<number> {
-  const counts = await countedByKey(db, tbl, scope, keys);
-  return Object.values<number>(counts).reduce((sum, n) => sum + n, NO_ROWS);
+  const count = async () =>
+    Object.values<number>(await countedByKey(db, tbl, scope, keys)).reduce((sum, n) => sum + n, NO_ROWS);
+  return isStampedTable(tbl) ? cachedCount(db, [tbl], `total|${tbl}|${scope}|${keys.join(',')}`, count) : count();
 }
 
 /**

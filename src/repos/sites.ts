@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { precompiledQuery } from '../db/compiled.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
+import { keptDataCache } from './data-cache.js';
 import type { z } from '@hono/zod-openapi';
 import type { Site } from '../schemas/projects.js';
 
@@ -43,12 +44,25 @@ const siteOfProject = precompiledQuery<'siteId' | 'projectId', SiteRow>((db, par
   db.selectFrom('sites').selectAll().where('id', '=', param('siteId')).where('project_id', '=', param('projectId')),
 );
 
+/** What `siteOfProject` reads. */
+const SITE_TABLES = ['sites'] as const;
+
 /**
- * The site `siteId` of project `projectId` (already checked to be the caller's).
+ * The site `siteId` of project `projectId` (already checked to be the caller's): every site
+ * route's second read, kept in the store's data cache of sites while they are unchanged
+ * (decisions.md §16 "Caches"). The record is shared by the requests it serves: callers do not
+ * change it.
  * @throws ApiError NOT_FOUND when the site is missing or belongs to another project.
  */
 export async function requireSite(db: Kysely<Database>, projectId: string, siteId: string): Promise<SiteRecord> {
-  const row = await siteOfProject.first(db, { siteId, projectId });
-  if (!row) throw notFound('Site');
-  return toSite(row);
+  const cache = await keptDataCache(db, SITE_TABLES);
+  const key = `site|${projectId}|${siteId}`;
+  let site = cache?.get(key) as SiteRecord | undefined;
+  if (site === undefined) {
+    const row = await siteOfProject.first(db, { siteId, projectId });
+    if (!row) throw notFound('Site');
+    site = toSite(row);
+    cache?.set(key, site);
+  }
+  return site;
 }

@@ -240,12 +240,15 @@ const tokenByHash = precompiledQuery((db, param) =>
  * @returns `find(token)`: the token (a well-formed `oapi_…` string), or undefined when no token
  *   has its hash. It throws what the store throws.
  */
+/** What the token lookup reads (`tokenByHash`). */
+const TOKEN_TABLES = ['accounts', 'api_tokens'] as const;
+
 export function cachedTokenLookup(db: Kysely<Database>): (token: string) => Promise<TokenForAuth | undefined> {
   const store = storeOf(db);
   let stamp: string | null = null;
   const cache = new Map<string, TokenForAuth>();
   return async (presented) => {
-    const read = store.stamps.current();
+    const read = store.stamps.current(TOKEN_TABLES);
     const now = read instanceof Promise ? await read : read;
     if (now === null || now !== stamp || cache.size >= TOKEN_CACHE_SIZE) {
       cache.clear();
@@ -338,6 +341,9 @@ export interface TokenForMe {
   active_token_count: number;
 }
 
+/** What `meQuery` reads. */
+const ME_TABLES = ['api_tokens', 'projects'] as const;
+
 interface KeptMe {
   row: TokenForMe;
   /** ms since the epoch when the active token count changes by itself (a token expires); Infinity: never. */
@@ -355,7 +361,7 @@ export async function tokenForMe(
   tokenId: string,
   nowMs: number,
 ): Promise<TokenForMe | undefined> {
-  const cache = await keptDataCache(db);
+  const cache = await keptDataCache(db, ME_TABLES);
   const key = `me|${tokenId}`;
   const kept = cache?.get(key) as KeptMe | undefined;
   if (kept !== undefined && nowMs < kept.until) return kept.row;

@@ -211,5 +211,50 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         await reader.end();
       }
     });
+
+    // sql/postgres/0010_change_stamps_by_table.sql: a cache read from some tables outlives writes to others.
+    it('counts each table apart (PostgreSQL): a token written leaves the backlinks, a cascade counts its table', async (t) => {
+      if (skip) return t.skip(skip);
+      if (kind === 'sqlite')
+        return t.skip(
+          'PostgreSQL only: the SQLite store tells tables apart by TEMP triggers (test/store/data-cache.test.ts)',
+        );
+      const byTable = async (client: pg.Client) =>
+        (
+          await client.query<Record<string, string>>(
+            'SELECT sum(api_tokens) AS api_tokens, sum(backlinks) AS backlinks, sum(sites) AS sites, sum(projects) AS projects FROM change_stamps',
+          )
+        ).rows[0]!;
+      const client = new pg.Client({ connectionString: location });
+      await client.connect();
+      try {
+        const stampOf = async (tables: Parameters<Store['stamps']['current']>[0]) => {
+          store.stamps.requestStarts();
+          return store.stamps.current(tables);
+        };
+        const backlinks = await stampOf(['backlinks']);
+        const projectLookup = await stampOf(['projects', 'sites']);
+        const start = await byTable(client);
+        await client.query('UPDATE api_tokens SET last_used_at = now()::text WHERE id = $1', [tokens.reader!.id]);
+        const afterToken = await byTable(client);
+        assert.equal(Number(afterToken.api_tokens), Number(start.api_tokens) + 1);
+        assert.equal(afterToken.backlinks, start.backlinks, "a token's write is not the backlinks'");
+        assert.equal(await stampOf(['backlinks']), backlinks, 'so the backlinks stamp holds');
+        assert.equal(await stampOf(['projects', 'sites']), projectLookup);
+        assert.notEqual(await stampOf(['api_tokens']), null, 'and the tokens have one');
+
+        // A site deleted: its backlinks go by the foreign key's cascade, whose statement fires
+        // the backlinks' trigger too (seen inside the transaction, then rolled back).
+        await client.query('BEGIN');
+        await client.query("DELETE FROM sites WHERE id = 'site_1'");
+        const inside = await byTable(client);
+        assert.equal(Number(inside.sites), Number(start.sites) + 1);
+        assert.equal(Number(inside.backlinks), Number(start.backlinks) + 1, 'the cascade counted');
+        await client.query('ROLLBACK');
+        assert.equal(await stampOf(['projects', 'sites']), projectLookup, 'rolled back: nothing counted');
+      } finally {
+        await client.end();
+      }
+    });
   });
 }

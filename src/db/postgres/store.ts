@@ -11,10 +11,11 @@
  * - `int8` and `numeric` values (counts, sums) come back as numbers, as SQLite gives them.
  * - The password comes from the URL or from `PGPASSWORD` (read by `pg` itself); the store's
  *   `location` never holds it (`describeLocation`).
- * - Caches over it know when they are current (`stamps`, ../change-stamps.ts): the sum of the
- *   `change_stamps` counters, which triggers bump in every transaction that writes a table a
- *   cache reads (sql/postgres/0009_change_stamps.sql), read once per request; this instance's own
- *   writes (every statement that is not a SELECT, COMMIT included) drop what was read.
+ * - Caches over it know when they are current (`stamps`, ../change-stamps.ts): the sums of the
+ *   `change_stamps` counters of each table a cache reads, which triggers bump in every
+ *   transaction that writes the table (sql/postgres/0010_change_stamps_by_table.sql), read once
+ *   per request; this instance's own writes (every statement that is not a SELECT, COMMIT
+ *   included) drop what was read.
  * - Searches, which may read every row of a project (a term no trigram index serves, or a
  *   frequent one), run within a share of the pool (`db.searchConnections`, default a third of
  *   `db.poolSize`; `./share.ts`): the rest of the pool always serves cheap requests. A search
@@ -32,7 +33,7 @@ import {
   type PostgresPoolClient,
 } from 'kysely';
 import pg from 'pg';
-import { ChangeStamps } from '../change-stamps.js';
+import { ChangeStamps, STAMPED_TABLES } from '../change-stamps.js';
 import { describeLocation } from '../location.js';
 import { noteStoreFailure, storeFailureOf } from '../failures.js';
 import type { Database } from '../schema.js';
@@ -59,11 +60,16 @@ const types = {
 /** A statement that only reads (kysely's SELECTs, the stamp's own read). */
 const SELECT = /^\s*select\b/i;
 
-/** The stamp's read: the sum of the counters (sql/postgres/0009_change_stamps.sql). */
-const STAMP = CompiledQuery.raw('SELECT sum(n) AS n FROM change_stamps');
+/**
+ * The stamp's read: the sum of each table's counters, in `STAMPED_TABLES` order, in one statement
+ * (sql/postgres/0010_change_stamps_by_table.sql).
+ */
+const STAMP = CompiledQuery.raw(
+  `SELECT ${STAMPED_TABLES.map((table, i) => `sum(${table}) AS t${i}`).join(', ')} FROM change_stamps`,
+);
 
-/** SQLSTATE of a missing table: the stamp's before its migration ran (nothing is cached then). */
-const UNDEFINED_TABLE = '42P01';
+/** SQLSTATEs of a missing table or column: the stamp's before its migrations ran (nothing is cached then). */
+const UNDEFINED = new Set(['42P01', '42703']);
 
 /** The client's bound beyond the server's own statement timeout, ms: the answer of a cancelled statement. */
 const CLIENT_GRACE_MS = 1000;
@@ -201,14 +207,15 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
     },
     stamps: new ChangeStamps({
       read: () =>
-        store.db.executeQuery<{ n: number | null }>(STAMP).then(
-          ({ rows }) => Number(rows[0]?.n ?? 0),
+        store.db.executeQuery<Record<string, number | null>>(STAMP).then(
+          ({ rows }) => STAMPED_TABLES.map((_, i) => Number(rows[0]?.[`t${i}`] ?? 0)),
           (error: unknown) => {
-            if ((error as { code?: string }).code === UNDEFINED_TABLE) return null;
+            if (UNDEFINED.has((error as { code?: string }).code ?? '')) return null;
             throw error;
           },
         ),
       blocked: () => false,
+      counts: STAMPED_TABLES,
     }),
     createSnapshot: () =>
       Promise.reject(new Error('a PostgreSQL database cannot be snapshot: other instances may write it meanwhile')),

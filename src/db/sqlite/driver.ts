@@ -81,14 +81,14 @@ export class StatementCache {
   /**
    * @param failed sees every error a statement threw (before it is rethrown).
    * @param wrote is called after every statement that changed rows (or failed part way: it may
-   *   have), and after every `exec` but the driver's BEGIN, COMMIT and ROLLBACK (whose
-   *   statements were counted as they ran): the change stamps' own writes. A write that changes
-   *   no row (a worker's poll that finds nothing) is not one.
+   *   have; `exec` false), and after every `exec` but the driver's BEGIN, COMMIT and ROLLBACK
+   *   (whose statements were counted as they ran; `exec` true): the change stamps' own writes. A
+   *   write that changes no row (a worker's poll that finds nothing) is not one.
    */
   constructor(
     readonly sqlite: SqliteHandle,
     private readonly failed: (error: unknown) => void,
-    private readonly wrote: () => void = () => {},
+    private readonly wrote: (exec: boolean) => void = () => {},
   ) {}
 
   /** Closes the connection; a second call does nothing. */
@@ -162,7 +162,7 @@ export class StatementCache {
       changed = done.changed;
       return done.result;
     } finally {
-      if (changed) this.wrote();
+      if (changed) this.wrote(false);
     }
   }
 
@@ -177,7 +177,7 @@ export class StatementCache {
       this.failed(error);
       throw error;
     } finally {
-      if (counts) this.wrote();
+      if (counts) this.wrote(true);
     }
   }
 }

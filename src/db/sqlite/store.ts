@@ -16,7 +16,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, type LogEvent } from 'kysely';
-import { ChangeStamps } from '../change-stamps.js';
+import { ChangeStamps, STAMPED_TABLES } from '../change-stamps.js';
 import { noteStoreFailure } from '../failures.js';
 import type { Database } from '../schema.js';
 import { SHARE_DEFAULTS } from '../share.js';
@@ -33,6 +33,7 @@ import {
   type TurnRead,
 } from '../store.js';
 import { backupTo } from './backup.js';
+import { type ChangeTracking, trackChanges } from './change-tracking.js';
 import { startBackgroundCheckpoints } from './checkpointer.js';
 import { Connection, ConnectionLock, LockedDialect, LockedDriver, openRaw, StatementCache } from './driver.js';
 import { registerSqlFunctions } from './functions.js';
@@ -77,18 +78,25 @@ async function openConnection(
 
 /**
  * The store's change stamps (../change-stamps.ts): this connection's writes are counted by the
- * store itself (`StatementCache`'s `wrote`, `exclusive`), other connections' commits through
- * `PRAGMA data_version`, which stays the same for the connection's own.
+ * store itself, per table from the first stamp a cache asks for (./change-tracking.ts), for every
+ * table before that and for what `exec` and `exclusive` ran; other connections' commits through
+ * `PRAGMA data_version`, which stays the same for the connection's own and counts every table.
+ * @param free whether nothing holds the connection now (its lock), for putting the triggers in place.
  */
-function changeStamps(sqlite: SqliteHandle): ChangeStamps {
+function changeStamps(sqlite: SqliteHandle, free: () => boolean): { stamps: ChangeStamps; tracking: ChangeTracking } {
   const dataVersion = sqlite.prepare('PRAGMA data_version');
-  return new ChangeStamps({
+  let tracking: ChangeTracking | undefined;
+  const stamps = new ChangeStamps({
     // It reads the connection's counter, no table: it may run while a transaction holds it.
     read: () => (dataVersion.get() as { data_version: number }).data_version,
     // While a transaction is open, its writes are not readable on the search readers' connections
     // yet, nor certain (a rollback): nothing read meanwhile may be kept (issue #28).
     blocked: () => sqlite.inTransaction,
+    counts: STAMPED_TABLES,
+    beforeStamp: () => tracking!.install(free()),
   });
+  tracking = trackChanges(sqlite, (table) => stamps.markChanged(table));
+  return { stamps, tracking };
 }
 
 /** `runner`, reporting each statement it ran (failed ones too) to `hook` (`traceQueries`). */
@@ -121,13 +129,14 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
   const groupCommit = connection.groupCommit
     ? new GroupCommit(`${path}-wal`, (error) => noteStoreFailure(store, error))
     : null;
-  const stamps = changeStamps(sqlite);
+  const lock = new ConnectionLock();
+  const { stamps, tracking } = changeStamps(sqlite, () => lock.free);
   const statements = new StatementCache(
     sqlite,
     (error) => noteStoreFailure(store, error),
-    () => stamps.markChanged(),
+    // What the triggers tell per table needs no count for every table; `exec` (DDL) may be anything.
+    (exec) => (exec || !tracking.active) && stamps.markChanged(),
   );
-  const lock = new ConnectionLock();
   const driver = new LockedDriver(new Connection(statements), lock, statements, groupCommit);
   const dialect = new LockedDialect(driver);
   const db = new Kysely<Database>({ dialect });
@@ -210,8 +219,10 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
       try {
         return fn(sqlite);
       } finally {
-        // What `fn` did on the connection is not counted otherwise (a restore, a migration).
+        // What `fn` did on the connection is not counted otherwise (a restore, a migration),
+        // and may have dropped a table with its triggers, or made the tables they need.
         stamps.markChanged();
+        tracking.recheck();
         lock.release();
         // What `fn` wrote (a migration, a restore) is on disk before its caller goes on.
         groupCommit?.noteCommit();

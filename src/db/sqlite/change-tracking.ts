@@ -1,0 +1,103 @@
+/**
+ * Which tables this connection's writes changed, told to the change stamps without a statement
+ * (../change-stamps.ts, decisions.md §16 "Caches"): a TEMP trigger after every INSERT, UPDATE and
+ * DELETE on each stamped table calls `stamp_changed(i)`, a function of this connection that marks
+ * table `i` changed (`ChangeStamps.markChanged(table)`). So a cache of the backlinks' totals
+ * outlives a write to a draft, a thread or a token's `last_used_at`, and stays exact through what
+ * a statement changes that its text does not name: a cascade (SQLite runs a foreign key's action as
+ * a trigger would, and fires the child table's triggers) and the writes of other triggers.
+ *
+ * - TEMP triggers belong to this connection alone: other processes' writes are not seen here
+ *   (their commits move `PRAGMA data_version`, which the stamp reads), and no file is changed.
+ *   They stay bound to their table by name when another connection drops and re-creates it.
+ * - They are put in place the first time a cache asks for a stamp while the connection is free
+ *   (`install`), so a process that keeps nothing (a bulk import, most commands) pays nothing;
+ *   until then, and whenever they may be gone (after `exclusive` use of the connection: a
+ *   migration or a restore may drop a table, and its triggers with it), `active` is false and
+ *   the store counts every write for every table.
+ * - Putting them in place changes the TEMP schema, which expires the connection's prepared
+ *   statements once (each is prepared again at its next use): once per process, and once after
+ *   each migration or restore whose tables lost them.
+ * - Each row written costs one call of the function (well under a microsecond).
+ *
+ * SQLite-only, like the snapshot's TEMP triggers (./snapshot.ts).
+ */
+import { STAMPED_TABLES, type StampedTable } from '../change-stamps.js';
+import type { SqliteHandle } from './handle.js';
+
+/** The function the triggers call, registered on the connection. */
+const FUNCTION = 'stamp_changed';
+const EVENTS = ['INSERT', 'UPDATE', 'DELETE'] as const;
+const triggerName = (table: string, event: string) => `stamp_${table}_${event.toLowerCase()}`;
+
+/** Every trigger's name, for `installed`'s count. */
+const TRIGGERS = STAMPED_TABLES.flatMap((table) => EVENTS.map((event) => triggerName(table, event)));
+
+export interface ChangeTracking {
+  /** Whether every stamped table's writes on this connection are told per table now. */
+  readonly active: boolean;
+  /**
+   * Puts the triggers in place when they are not and the connection can take DDL now (`free`:
+   * no statement or transaction holds it); a table missing (a database not migrated yet) leaves
+   * tracking off until `recheck`. Errors are not thrown: tracking stays off and every write counts
+   * for every table.
+   */
+  install(free: boolean): void;
+  /**
+   * The triggers may be gone, or now installable (after a migration, a restore): looks, turns
+   * tracking off if one is missing, and lets `install` try again.
+   */
+  recheck(): void;
+}
+
+/**
+ * Tracking of the connection `sqlite`'s writes, telling `changed(table)` of each table written.
+ * Registers the function at once; the triggers wait for `install`.
+ */
+export function trackChanges(sqlite: SqliteHandle, changed: (table: StampedTable) => void): ChangeTracking {
+  sqlite.function(FUNCTION, { deterministic: false }, (i: unknown) => {
+    changed(STAMPED_TABLES[Number(i)]!);
+    return null;
+  });
+  let active = false;
+  /** An install failed: not tried again until `recheck` (a migration may have made the tables). */
+  let failed = false;
+  const present = () =>
+    (
+      sqlite
+        .prepare(
+          `SELECT count(*) AS n FROM temp.sqlite_master WHERE type = 'trigger' AND name IN (${TRIGGERS.map(() => '?').join(', ')})`,
+        )
+        .get(...TRIGGERS) as { n: number }
+    ).n === TRIGGERS.length;
+  return {
+    get active() {
+      return active;
+    },
+    install(free) {
+      if (active || failed || !free || sqlite.inTransaction) return;
+      try {
+        STAMPED_TABLES.forEach((table, i) => {
+          for (const event of EVENTS)
+            sqlite.exec(
+              `CREATE TEMP TRIGGER IF NOT EXISTS ${triggerName(table, event)} AFTER ${event} ON main.${table} ` +
+                `BEGIN SELECT ${FUNCTION}(${i}); END`,
+            );
+        });
+        active = present();
+      } catch {
+        active = false;
+        failed = true;
+      }
+    },
+    recheck() {
+      failed = false;
+      if (!active) return;
+      try {
+        active = present();
+      } catch {
+        active = false;
+      }
+    },
+  };
+}
