@@ -10,7 +10,7 @@
  *   per table where the store can tell which table a write changed (`markChanged(table)`), else
  *   for every table at once (`markChanged()`). On SQLite, whose `PRAGMA data_version` ignores the
  *   connection's own commits, TEMP triggers on the connection tell each written table, cascades
- *   and other triggers' writes included, from the first time a cache asks for a stamp
+ *   and other triggers' writes included, from soon after the first time a cache asks for a stamp
  *   (./sqlite/change-tracking.ts); before that, and for every `exec` and `exclusive` use of the
  *   connection, a write counts for every table (./sqlite/store.ts).
  * - **what the store counts**: one cheap statement (SQLite: `PRAGMA data_version`, other
@@ -78,7 +78,7 @@ export interface StampSource {
   blocked(): boolean;
   /** The tables whose changes by other processes `read` counts; a cache of any other gets no stamp. */
   counts: readonly StampedTable[];
-  /** Called before every stamp is given, the transaction check included (SQLite: its triggers are put in place). */
+  /** Called before every stamp is given, the transaction check included (SQLite: its triggers are asked for). */
   beforeStamp?(): void;
 }
 

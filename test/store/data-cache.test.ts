@@ -22,6 +22,8 @@ import { SMALL } from '../helpers/fixture.js';
 import { sqliteStore } from '../helpers/stores.js';
 
 const NOW = '2026-03-10T12:00:00.000Z';
+/** A turn of the event loop: the triggers are put in place in one of their own. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('the data cache', () => {
   let dir: string;
@@ -90,9 +92,12 @@ describe('the data cache', () => {
     const cached = () => cachedCount(store.db, ['backlinks'], 'backlinks-k', counter);
     const triggers = () => count("SELECT count(*) AS n FROM temp.sqlite_master WHERE type = 'trigger'");
     assert.equal(triggers(), 0, 'nothing in place before a cache asks');
+    await cached();
+    assert.equal(triggers(), 0, 'not on the request that asked');
+    await nextTurn();
+    assert.equal(triggers(), STAMPED_TABLES.length * 3, 'one trigger per stamped table and kind of write');
     store.stamps.requestStarts();
     const kept = await cached();
-    assert.equal(triggers(), STAMPED_TABLES.length * 3, 'one trigger per stamped table and kind of write');
     await write("UPDATE drafts SET purpose = 'A third purpose' WHERE id = (SELECT min(id) FROM drafts)");
     await write(
       "UPDATE api_tokens SET last_used_at = '2026-03-10T12:01:00.000Z' WHERE id = (SELECT min(id) FROM api_tokens)",
@@ -150,6 +155,7 @@ describe('the data cache', () => {
     const cached = () => cachedCount(store.db, ['leads'], 'leads-k', counter);
     store.stamps.requestStarts();
     await cached();
+    await nextTurn();
     const triggers = () =>
       count(
         "SELECT count(*) AS n FROM temp.sqlite_master WHERE type = 'trigger' AND name LIKE 'stamp\\_leads\\_%' ESCAPE '\\'",
@@ -165,8 +171,11 @@ describe('the data cache', () => {
     });
     assert.equal(triggers(), 0, 'dropped with the table');
     store.stamps.requestStarts();
+    await cached();
+    await nextTurn();
+    assert.equal(triggers(), 3, 'in place again after the next stamp asked for');
+    store.stamps.requestStarts();
     const kept = await cached();
-    assert.equal(triggers(), 3, 'in place again at the next stamp asked for');
     await write("UPDATE leads SET title = 'Tracked again' WHERE id = (SELECT min(id) FROM leads)");
     store.stamps.requestStarts();
     assert.equal(await cached(), kept + 1, 'a write to the rebuilt table is counted');

@@ -154,6 +154,12 @@ function leadCount(leads: readonly LeadRowLite[], f: LeadFilter): number {
 const maybe = <T>(values: readonly T[]) => [undefined, ...values];
 
 /**
+ * Writes SQL straight on the connection, as the store's own code does only inside `exclusive`,
+ * which tells the caches (decisions.md §16 "Caches") that anything may have changed.
+ */
+const writeRaw = (store: Store, sql: string) => sqliteStore(store).exclusive((sqlite) => sqlite.exec(sql));
+
+/**
  * Every list total the repositories give, for every scope and filter, against COUNT(*); and the
  * pipeline of every site against GROUP BY.
  *
@@ -467,10 +473,13 @@ describe('row counters stay exact', () => {
   });
 
   it('after writes through the API: contact discovery, a reply and its delivery, draft edit and regeneration, verification', async () => {
-    sqliteStore(t.store).sqlite.exec(`
+    await writeRaw(
+      t.store,
+      `
       INSERT INTO prospects (id, site_id, project_id, status, url, domain, title, contact_paths, created_at, updated_at) VALUES
         ('prs_api_new', 'site_a1', 'prj_a1', 'proposed', 'https://fresh.example/', 'fresh.example', 'Fresh', '[{"email":"editor@fresh.example","label":"Editor"}]', '${NOW}', '${NOW}'),
-        ('prs_api_queued', 'site_a1', 'prj_a1', 'proposed', 'https://blog.queued.test/', 'blog.queued.test', 'Later', '[{"url":"mailto:later@blog.queued.test"}]', '${NOW}', '${NOW}');`);
+        ('prs_api_queued', 'site_a1', 'prj_a1', 'proposed', 'https://blog.queued.test/', 'blog.queued.test', 'Later', '[{"url":"mailto:later@blog.queued.test"}]', '${NOW}', '${NOW}');`,
+    );
     const created = await t.request('POST', '/projects/prj_a1/prospects/prs_api_new/contact-discovery', {
       token,
       body: { idempotencyKey: 'rc-discovery-1' },
@@ -516,7 +525,9 @@ describe('row counters stay exact', () => {
   });
 
   it('after status updates and moves in SQL', async () => {
-    sqliteStore(t.store).sqlite.exec(`
+    await writeRaw(
+      t.store,
+      `
       UPDATE backlinks SET status = 'closed' WHERE status = 'live';
       UPDATE backlinks SET site_id = 'site_a3', project_id = 'prj_a2' WHERE id = 'bl_a1_3';
       UPDATE backlinks SET updated_at = '${NOW}';
@@ -537,26 +548,30 @@ describe('row counters stay exact', () => {
       UPDATE leads SET tier = 'hot', stage = 'to_contact' WHERE id LIKE 'ld_bulk_2%';
       UPDATE leads SET lead_type = 'other', platform = 'reddit' WHERE id LIKE 'ld_bulk_3%';
       UPDATE leads SET site_id = 'site_a3', project_id = 'prj_a2' WHERE id = 'ld_bulk_4';
-      UPDATE leads SET score = score + 1, title = 'retitled';`);
+      UPDATE leads SET score = score + 1, title = 'retitled';`,
+    );
     await assertTotalsExact(t.store);
   });
 
   it('after deletions, with their ON DELETE CASCADE', async () => {
-    sqliteStore(t.store).sqlite.exec(`
+    await writeRaw(
+      t.store,
+      `
       DELETE FROM backlinks WHERE id = 'bl_bulk_2';
       DELETE FROM backlink_checks WHERE id = 'chk_re_1';
       DELETE FROM leads WHERE id = 'ld_bulk_5';
       DELETE FROM thread_messages WHERE id = 'tm_a1_2';
       DELETE FROM discovery_jobs WHERE id = 'job_a1_1';
-      DELETE FROM contacts WHERE id = 'ct_a1_1';`); // cascades to its drafts, threads and their messages
+      DELETE FROM contacts WHERE id = 'ct_a1_1';`,
+    ); // cascades to its drafts, threads and their messages
     await assertTotalsExact(t.store);
-    sqliteStore(t.store).sqlite.exec("DELETE FROM prospects WHERE id = 'prs_a1_1'"); // contacts, drafts, threads, messages
+    await writeRaw(t.store, "DELETE FROM prospects WHERE id = 'prs_a1_1'"); // contacts, drafts, threads, messages
     await assertTotalsExact(t.store);
-    sqliteStore(t.store).sqlite.exec("DELETE FROM sites WHERE id = 'site_a2'"); // everything of the site
+    await writeRaw(t.store, "DELETE FROM sites WHERE id = 'site_a2'"); // everything of the site
     await assertTotalsExact(t.store);
-    sqliteStore(t.store).sqlite.exec("DELETE FROM projects WHERE id = 'prj_a2'"); // its sites and everything below
+    await writeRaw(t.store, "DELETE FROM projects WHERE id = 'prj_a2'"); // its sites and everything below
     await assertTotalsExact(t.store);
-    sqliteStore(t.store).sqlite.exec("DELETE FROM accounts WHERE id = 'acct_b'"); // its projects and everything below
+    await writeRaw(t.store, "DELETE FROM accounts WHERE id = 'acct_b'"); // its projects and everything below
     await assertTotalsExact(t.store);
     assert.equal(countOf(t.store, 'backlinks', { project_id: 'prj_b1' }), 0);
   });

@@ -10,8 +10,9 @@
  * - TEMP triggers belong to this connection alone: other processes' writes are not seen here
  *   (their commits move `PRAGMA data_version`, which the stamp reads), and no file is changed.
  *   They stay bound to their table by name when another connection drops and re-creates it.
- * - They are put in place the first time a cache asks for a stamp while the connection is free
- *   (`install`), so a process that keeps nothing (a bulk import, most commands) pays nothing;
+ * - They are put in place soon after the first time a cache asks for a stamp, in a turn of their
+ *   own while the connection is free (`request`), so a process that keeps nothing (a bulk
+ *   import, most commands) pays nothing, and the first request does not wait for them;
  *   until then, and whenever they may be gone (after `exclusive` use of the connection: a
  *   migration or a restore may drop a table, and its triggers with it), `active` is false and
  *   the store counts every write for every table.
@@ -22,6 +23,7 @@
  *
  * SQLite-only, like the snapshot's TEMP triggers (./snapshot.ts).
  */
+import { setImmediate } from 'node:timers';
 import { STAMPED_TABLES, type StampedTable } from '../change-stamps.js';
 import type { SqliteHandle } from './handle.js';
 
@@ -37,24 +39,30 @@ export interface ChangeTracking {
   /** Whether every stamped table's writes on this connection are told per table now. */
   readonly active: boolean;
   /**
-   * Puts the triggers in place when they are not and the connection can take DDL now (`free`:
-   * no statement or transaction holds it); a table missing (a database not migrated yet) leaves
-   * tracking off until `recheck`. Errors are not thrown: tracking stays off and every write counts
-   * for every table.
+   * Asks for the triggers: unless they are in place, they are put there in a turn of the event
+   * loop of their own (about 1 ms, not on the request that asked) if the connection can take DDL
+   * then (`free`: no statement or transaction holds it), else at a later ask. A table missing (a
+   * database not migrated yet) leaves tracking off until `recheck`. Errors are not thrown:
+   * tracking stays off and every write counts for every table.
    */
-  install(free: boolean): void;
+  request(): void;
   /**
    * The triggers may be gone, or now installable (after a migration, a restore): looks, turns
-   * tracking off if one is missing, and lets `install` try again.
+   * tracking off if one is missing, and lets `request` try again.
    */
   recheck(): void;
 }
 
 /**
  * Tracking of the connection `sqlite`'s writes, telling `changed(table)` of each table written.
- * Registers the function at once; the triggers wait for `install`.
+ * Registers the function at once; the triggers wait for `request`.
+ * @param free whether nothing holds the connection now (the store's lock).
  */
-export function trackChanges(sqlite: SqliteHandle, changed: (table: StampedTable) => void): ChangeTracking {
+export function trackChanges(
+  sqlite: SqliteHandle,
+  free: () => boolean,
+  changed: (table: StampedTable) => void,
+): ChangeTracking {
   sqlite.function(FUNCTION, { deterministic: false }, (i: unknown) => {
     changed(STAMPED_TABLES[Number(i)]!);
     return null;
@@ -62,6 +70,7 @@ export function trackChanges(sqlite: SqliteHandle, changed: (table: StampedTable
   let active = false;
   /** An install failed: not tried again until `recheck` (a migration may have made the tables). */
   let failed = false;
+  let scheduled = false;
   const present = () =>
     (
       sqlite
@@ -70,25 +79,32 @@ export function trackChanges(sqlite: SqliteHandle, changed: (table: StampedTable
         )
         .get(...TRIGGERS) as { n: number }
     ).n === TRIGGERS.length;
+  const install = () => {
+    scheduled = false;
+    if (active || failed || !free() || sqlite.inTransaction) return;
+    try {
+      STAMPED_TABLES.forEach((table, i) => {
+        for (const event of EVENTS)
+          sqlite.exec(
+            `CREATE TEMP TRIGGER IF NOT EXISTS ${triggerName(table, event)} AFTER ${event} ON main.${table} ` +
+              `BEGIN SELECT ${FUNCTION}(${i}); END`,
+          );
+      });
+      active = present();
+    } catch {
+      // A closed connection included (the store closed before this turn).
+      active = false;
+      failed = true;
+    }
+  };
   return {
     get active() {
       return active;
     },
-    install(free) {
-      if (active || failed || !free || sqlite.inTransaction) return;
-      try {
-        STAMPED_TABLES.forEach((table, i) => {
-          for (const event of EVENTS)
-            sqlite.exec(
-              `CREATE TEMP TRIGGER IF NOT EXISTS ${triggerName(table, event)} AFTER ${event} ON main.${table} ` +
-                `BEGIN SELECT ${FUNCTION}(${i}); END`,
-            );
-        });
-        active = present();
-      } catch {
-        active = false;
-        failed = true;
-      }
+    request() {
+      if (active || failed || scheduled) return;
+      scheduled = true;
+      setImmediate(install);
     },
     recheck() {
       failed = false;

@@ -78,9 +78,10 @@ async function openConnection(
 
 /**
  * The store's change stamps (../change-stamps.ts): this connection's writes are counted by the
- * store itself, per table from the first stamp a cache asks for (./change-tracking.ts), for every
- * table before that and for what `exec` and `exclusive` ran; other connections' commits through
- * `PRAGMA data_version`, which stays the same for the connection's own and counts every table.
+ * store itself, per table from soon after the first stamp a cache asks for
+ * (./change-tracking.ts), for every table before that and for what `exec` and `exclusive` ran;
+ * other connections' commits through `PRAGMA data_version`, which stays the same for the
+ * connection's own and counts every table.
  * @param free whether nothing holds the connection now (its lock), for putting the triggers in place.
  */
 function changeStamps(sqlite: SqliteHandle, free: () => boolean): { stamps: ChangeStamps; tracking: ChangeTracking } {
@@ -93,9 +94,9 @@ function changeStamps(sqlite: SqliteHandle, free: () => boolean): { stamps: Chan
     // yet, nor certain (a rollback): nothing read meanwhile may be kept (issue #28).
     blocked: () => sqlite.inTransaction,
     counts: STAMPED_TABLES,
-    beforeStamp: () => tracking!.install(free()),
+    beforeStamp: () => tracking!.request(),
   });
-  tracking = trackChanges(sqlite, (table) => stamps.markChanged(table));
+  tracking = trackChanges(sqlite, free, (table) => stamps.markChanged(table));
   return { stamps, tracking };
 }
 
