@@ -144,10 +144,13 @@ function recordStatements(store: Store) {
       // The pool hands the same clients out again: each is wrapped once.
       if (wrapped.has(client)) return client;
       wrapped.add(client);
-      const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<QueryResult>;
-      (client as { query: unknown }).query = async (text: string, values?: unknown[]) => {
-        const result = await query(text, values);
-        if (state.recording) log.push({ sql: text, params: values ?? [], rows: result.rows });
+      type Sent = string | { text: string; values?: unknown[] };
+      const query = client.query.bind(client) as (sent: Sent, values?: unknown[]) => Promise<QueryResult>;
+      // A statement is sent as text and values, or as a prepared statement's config (the store's stamp read).
+      (client as { query: unknown }).query = async (sent: Sent, values?: unknown[]) => {
+        const result = await query(sent, values);
+        const [text, params] = typeof sent === 'string' ? [sent, values] : [sent.text, sent.values];
+        if (state.recording) log.push({ sql: text, params: params ?? [], rows: result.rows });
         return result;
       };
       return client;
