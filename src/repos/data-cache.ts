@@ -55,21 +55,22 @@ export async function keptDataCache(
 }
 
 /**
- * `count()`'s answer for `key`, from the cache of `tables` while they are unchanged. For the
- * totals of searches, which no counter keeps: paging through one search's results counts its
- * matches once.
- * @param key identifies the count and every filter value: the table name, `|`, the filter as JSON.
+ * `read()`'s answer for `key`, from the cache of `tables` while they are unchanged: a total
+ * (paging through one search's results counts its matches once), a record every request of a
+ * route looks up. What `read` throws is not kept. The value is shared by every request it
+ * serves: callers do not change it.
+ * @param key identifies the value and every input it was read with, e.g. the table name, `|`,
+ *   the filter as JSON.
  */
-export async function cachedCount(
+export async function cachedValue<T>(
   db: Kysely<Database>,
   tables: readonly StampedTable[],
   key: string,
-  count: () => Promise<number>,
-): Promise<number> {
+  read: () => Promise<T>,
+): Promise<T> {
   const cache = await keptDataCache(db, tables);
-  const hit = cache?.get(key);
-  if (typeof hit === 'number') return hit;
-  const n = await count();
-  cache?.set(key, n);
-  return n;
+  if (cache?.has(key)) return cache.get(key) as T;
+  const value = await read();
+  cache?.set(key, value);
+  return value;
 }

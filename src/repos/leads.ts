@@ -7,7 +7,7 @@ import type { Database, LeadsTable } from '../db/schema.js';
 import { searchPage, textSearch } from '../db/search.js';
 import { notFound } from '../domain/errors.js';
 import { LEAD_STAGES, LEAD_TIERS, LEAD_TYPES, type LeadView } from '../domain/enums.js';
-import { cachedCount } from './data-cache.js';
+import { cachedValue } from './data-cache.js';
 import { countedTotal } from './row-counts.js';
 import type { z } from '@hono/zod-openapi';
 import type { Lead } from '../schemas/resources.js';
@@ -127,7 +127,7 @@ function leadCounterKeys(filter: LeadFilter, tiers: readonly LeadRow['tier'][] |
  * `postedAt` (leads without one last), then `id` descending (decisions.md §5), and the exact
  * number of matches: from the counters (`leadCounterKeys`), or, with a search, counted (over the
  * trigram matches, or the scope's leads for a 1–2 character term) once per search until the
- * data changes (`cachedCount`). A search's statements run through `searchPage` (src/db/search.ts):
+ * data changes (`cachedValue`). A search's statements run through `searchPage` (src/db/search.ts):
  * within the store's share for searches, off the event loop on SQLite.
  */
 export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit: number, offset: number) {
@@ -149,7 +149,7 @@ export async function listLeads(db: Kysely<Database>, filter: LeadFilter, limit:
     counterKeys !== undefined
       ? await Promise.all([page.execute(), countedTotal(db, 'leads', filter.siteId ?? filter.projectId, counterKeys)])
       : await searchPage(db, page, (count) =>
-          cachedCount(db, ['leads'], `leads|${JSON.stringify(filter)}`, () =>
+          cachedValue(db, ['leads'], `leads|${JSON.stringify(filter)}`, () =>
             count(
               db
                 .selectFrom('leads')

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { precompiledQuery } from '../db/compiled.js';
 import type { Database, ProjectRow } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
-import { keptDataCache } from './data-cache.js';
+import { cachedValue } from './data-cache.js';
 import type { z } from '@hono/zod-openapi';
 import type { Project } from '../schemas/projects.js';
 
@@ -68,14 +68,9 @@ export async function requireProject(
   accountId: string,
   projectId: string,
 ): Promise<ProjectRecord> {
-  const cache = await keptDataCache(db, PROJECT_TABLES);
-  const key = `project|${accountId}|${projectId}`;
-  let project = cache?.get(key) as ProjectRecord | undefined;
-  if (project === undefined) {
+  return cachedValue(db, PROJECT_TABLES, `project|${accountId}|${projectId}`, async () => {
     const row = await projectOfAccount.first(db, { projectId, accountId });
     if (!row) throw notFound('Project');
-    project = toProject(row);
-    cache?.set(key, project);
-  }
-  return project;
+    return toProject(row);
+  });
 }

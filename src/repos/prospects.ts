@@ -7,7 +7,7 @@ import type { Database, ProspectsTable } from '../db/schema.js';
 import { searchPage, textSearch } from '../db/search.js';
 import { notFound } from '../domain/errors.js';
 import { PROSPECT_STATUSES } from '../domain/enums.js';
-import { cachedCount } from './data-cache.js';
+import { cachedValue } from './data-cache.js';
 import { countedTotal, keysOf } from './row-counts.js';
 import type { z } from '@hono/zod-openapi';
 import type { Prospect } from '../schemas/resources.js';
@@ -87,7 +87,7 @@ const prospectWhere =
  * descending), and the exact number of matches: from the `project:<status>` or `site:<status>`
  * counters (sql/sqlite/0003_row_counts.sql), or, with a search, counted (over the trigram matches,
  * or the scope's rows for a 1–2 character term) once per search until the data changes
- * (`cachedCount`). A search's statements run through `searchPage` (src/db/search.ts): within the
+ * (`cachedValue`). A search's statements run through `searchPage` (src/db/search.ts): within the
  * store's share for searches, off the event loop on SQLite.
  */
 export async function listProspects(db: Kysely<Database>, filter: ProspectFilter, limit: number, offset: number) {
@@ -103,7 +103,7 @@ export async function listProspects(db: Kysely<Database>, filter: ProspectFilter
     .offset(offset);
   const [rows, total] = filter.search
     ? await searchPage(db, page, (count) =>
-        cachedCount(db, ['prospects'], `prospects|${JSON.stringify(filter)}`, () =>
+        cachedValue(db, ['prospects'], `prospects|${JSON.stringify(filter)}`, () =>
           count(
             db
               .selectFrom('prospects')

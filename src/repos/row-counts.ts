@@ -15,7 +15,7 @@ import { precompiledQuery } from '../db/compiled.js';
 import { isStampedTable } from '../db/change-stamps.js';
 import type { CountedTable } from '../db/row-counters.js';
 import type { Database } from '../db/schema.js';
-import { cachedCount } from './data-cache.js';
+import { cachedValue } from './data-cache.js';
 
 /** A missing row is a counter never incremented: 0. */
 const NO_ROWS = 0;
@@ -67,7 +67,7 @@ export async function countedTotal(
 ): Promise<number> {
   const count = async () =>
     Object.values<number>(await countedByKey(db, tbl, scope, keys)).reduce((sum, n) => sum + n, NO_ROWS);
-  return isStampedTable(tbl) ? cachedCount(db, [tbl], `total|${tbl}|${scope}|${keys.join(',')}`, count) : count();
+  return isStampedTable(tbl) ? cachedValue(db, [tbl], `total|${tbl}|${scope}|${keys.join(',')}`, count) : count();
 }
 
 /**

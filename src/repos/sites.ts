@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { precompiledQuery } from '../db/compiled.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
-import { keptDataCache } from './data-cache.js';
+import { cachedValue } from './data-cache.js';
 import type { z } from '@hono/zod-openapi';
 import type { Site } from '../schemas/projects.js';
 
@@ -55,14 +55,9 @@ const SITE_TABLES = ['sites'] as const;
  * @throws ApiError NOT_FOUND when the site is missing or belongs to another project.
  */
 export async function requireSite(db: Kysely<Database>, projectId: string, siteId: string): Promise<SiteRecord> {
-  const cache = await keptDataCache(db, SITE_TABLES);
-  const key = `site|${projectId}|${siteId}`;
-  let site = cache?.get(key) as SiteRecord | undefined;
-  if (site === undefined) {
+  return cachedValue(db, SITE_TABLES, `site|${projectId}|${siteId}`, async () => {
     const row = await siteOfProject.first(db, { siteId, projectId });
     if (!row) throw notFound('Site');
-    site = toSite(row);
-    cache?.set(key, site);
-  }
-  return site;
+    return toSite(row);
+  });
 }

@@ -15,7 +15,7 @@ import { openStore, type Store } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importDocument } from '../../src/import/index.js';
 import { STAMPED_TABLES } from '../../src/db/change-stamps.js';
-import { cachedCount } from '../../src/repos/data-cache.js';
+import { cachedValue } from '../../src/repos/data-cache.js';
 import { listLeads } from '../../src/repos/leads.js';
 import { listProspects } from '../../src/repos/prospects.js';
 import { SMALL } from '../helpers/fixture.js';
@@ -50,7 +50,7 @@ describe('the data cache', () => {
   it('answers a repeated count from the cache and recounts after any write to a table it read', async () => {
     let counted = 0;
     const counter = async () => ++counted;
-    const cached = () => cachedCount(store.db, ['accounts'], 'k', counter);
+    const cached = () => cachedValue(store.db, ['accounts'], 'k', counter);
     assert.equal(await cached(), 1);
     assert.equal(await cached(), 1, 'cached');
     await write("UPDATE accounts SET name = 'Renamed' WHERE id = 'acct_a'");
@@ -89,7 +89,7 @@ describe('the data cache', () => {
     });
     let counted = 0;
     const counter = async () => ++counted;
-    const cached = () => cachedCount(store.db, ['backlinks'], 'backlinks-k', counter);
+    const cached = () => cachedValue(store.db, ['backlinks'], 'backlinks-k', counter);
     const triggers = () => count("SELECT count(*) AS n FROM temp.sqlite_master WHERE type = 'trigger'");
     assert.equal(triggers(), 0, 'nothing in place before a cache asks');
     await cached();
@@ -129,7 +129,7 @@ describe('the data cache', () => {
           "UPDATE backlinks SET observed_anchor = 'in a transaction' WHERE id = (SELECT min(id) FROM backlinks)",
         ),
       );
-      assert.equal(await cachedCount(trx, ['backlinks'], 'backlinks-k', counter), before + 1, 'not kept inside');
+      assert.equal(await cachedValue(trx, ['backlinks'], 'backlinks-k', counter), before + 1, 'not kept inside');
     });
     store.stamps.requestStarts();
     assert.equal(await cached(), before + 2, 'counted after the commit');
@@ -152,7 +152,7 @@ describe('the data cache', () => {
     const count = (sql: string) => (sqliteStore(store).sqlite.prepare(sql).get() as { n: number }).n;
     let counted = 0;
     const counter = async () => ++counted;
-    const cached = () => cachedCount(store.db, ['leads'], 'leads-k', counter);
+    const cached = () => cachedValue(store.db, ['leads'], 'leads-k', counter);
     store.stamps.requestStarts();
     await cached();
     await nextTurn();
