@@ -7,8 +7,8 @@
  *
  * Anchors are only valid for the data they were read from: they live in the store's data cache
  * of the list's table (`keptDataCache`), which any write to it empties, on this instance or
- * another (decisions.md §16 "Caches"). Memory: (rows / `ANCHOR_STRIDE`) keys per list, for at most as many lists as that
- * cache keeps.
+ * another (decisions.md §16 "Caches"). Memory: (rows / `ANCHOR_STRIDE`) keys per list, for at
+ * most as many lists as that cache keeps.
  *
  * Where nothing can be kept (a transaction; SQLite while one is open on its connection), the
  * anchors would be read again on every request, one statement per stride (122 for page 20,000 of
@@ -43,9 +43,10 @@ export interface PageStart {
 export type NthKey = (from: OrderKey | null, skip: number) => Promise<OrderKey | undefined>;
 
 /**
- * Where the page at `offset` of list `list` of `table` starts. Offsets below `ANCHOR_STRIDE` start at the
- * top; deeper ones at the nearest anchor at or before them, reading the missing anchors with
- * `nth` first (one walk of the rows up to `offset`, once per list and data version).
+ * Where the page at `offset` of list `list` of `table` starts. Offsets below `ANCHOR_STRIDE`
+ * start at the top; deeper ones at the nearest anchor at or before them, reading the missing
+ * anchors with `nth` first (one walk of the rows up to `offset`, once per list and version of
+ * `table`).
  * @param list identifies the table, filter values and order, e.g. `backlinks|project:prj_1|live`.
  */
 export async function pageStart(

@@ -56,8 +56,8 @@ const countersByKey = precompiledQuery<string, { key: string; n: number }, strin
  * the filter those keys spell out admits. Kept in the store's data cache of `tbl` where `tbl` is
  * a table caches may read (src/repos/data-cache.ts, decisions.md §16 "Caches"): a table's
  * counters change only with its own rows (its counting triggers, or a bulk load's recount in the
- * same transaction as its rows, src/db/sqlite/row-counters.ts), so what changes them changes
- * `tbl`'s stamp.
+ * same transaction as its rows, `pauseRowCounts` in src/db/bulk-load.ts), so what changes them
+ * changes `tbl`'s stamp.
  */
 export async function countedTotal(
   db: Kysely<Database>,
