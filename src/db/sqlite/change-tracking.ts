@@ -81,8 +81,10 @@ export function trackChanges(
     ).n === TRIGGERS.length;
   const install = () => {
     scheduled = false;
-    if (active || failed || !free() || sqlite.inTransaction) return;
+    if (active || failed || !free()) return;
     try {
+      // Inside the try: node:sqlite's `isTransaction` throws once the connection is closed.
+      if (sqlite.inTransaction) return;
       STAMPED_TABLES.forEach((table, i) => {
         for (const event of EVENTS)
           sqlite.exec(
