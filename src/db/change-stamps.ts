@@ -18,8 +18,8 @@
  *   table, that triggers bump in every transaction of any instance that writes the table,
  *   sql/postgres/0010_change_stamps_by_table.sql). On PostgreSQL this process's own writes only
  *   drop what was read (`forget()`): the next use reads the counters again, and sees them once
- *   committed. A store vouches only for the tables it counts (`StampSource.counts`): for any
- *   other, `current` gives null and nothing read from it is kept.
+ *   committed. Both count every table of `STAMPED_TABLES`; for any other name `current` gives
+ *   null and nothing read from it is kept.
  *
  * The statement runs at most once per request: `requestStarts()` (the auth middleware, first
  * thing) drops what was read before, so a stamp used for a request was always read after the
@@ -54,9 +54,11 @@ export const STAMPED_TABLES = [
 /** A table a cache may read. */
 export type StampedTable = (typeof STAMPED_TABLES)[number];
 
+/** Each stamped table's position in the generations and in what a store reads. */
+const TABLE_INDEX = new Map<string, number>(STAMPED_TABLES.map((table, i) => [table, i]));
+
 /** Whether `table` is one a cache may read (`STAMPED_TABLES`). */
-export const isStampedTable = (table: string): table is StampedTable =>
-  (STAMPED_TABLES as readonly string[]).includes(table);
+export const isStampedTable = (table: string): table is StampedTable => TABLE_INDEX.has(table);
 
 /** A stamp, or null (nothing may be cached); a promise of one where reading takes a round trip. */
 export type StampRead = string | null | Promise<string | null>;
@@ -76,14 +78,9 @@ export interface StampSource {
   read(): OtherChanges | null | Promise<OtherChanges | null>;
   /** Whether no stamp proves anything now (SQLite: a transaction is open on the connection). */
   blocked(): boolean;
-  /** The tables whose changes by other processes `read` counts; a cache of any other gets no stamp. */
-  counts: readonly StampedTable[];
   /** Called before every stamp is given, the transaction check included (SQLite: its triggers are asked for). */
   beforeStamp?(): void;
 }
-
-/** Each stamped table's position in the generations. */
-const TABLE_INDEX = new Map<string, number>(STAMPED_TABLES.map((table, i) => [table, i]));
 
 /**
  * A store's change stamps (see the module comment). One per store.
@@ -97,12 +94,7 @@ export class ChangeStamps {
   private kept: OtherChanges | null | Promise<OtherChanges | null> | undefined;
   /** Whether a request ever started (what is read is then kept until the next one starts). */
   private pinned = false;
-  /** Whether the source counts other processes' changes to each table (`STAMPED_TABLES` order). */
-  private readonly counted: boolean[];
-
-  constructor(private readonly source: StampSource) {
-    this.counted = STAMPED_TABLES.map((table) => source.counts.includes(table));
-  }
+  constructor(private readonly source: StampSource) {}
 
   /**
    * A request starts: what was read before proves nothing for it. The next read is kept for the
@@ -133,15 +125,14 @@ export class ChangeStamps {
   /**
    * The stamp of `tables` current as of the latest request start (see the module comment), or
    * null when nothing read from them may be cached now: a transaction is open (SQLite), the store
-   * cannot tell, or one of them is not a table the store counts (a name outside `STAMPED_TABLES`
-   * included). Synchronous when the store reads synchronously (SQLite).
+   * cannot tell, or one of them is not in `STAMPED_TABLES`. Synchronous when the store reads synchronously (SQLite).
    * @throws what the store's read throws (PostgreSQL unreachable).
    */
   current(tables: readonly string[]): StampRead {
     let generation = this.everyTable;
     for (const table of tables) {
       const i = TABLE_INDEX.get(table);
-      if (i === undefined || !this.counted[i]) return null;
+      if (i === undefined) return null;
       generation += this.byTable[i]!;
     }
     this.source.beforeStamp?.();

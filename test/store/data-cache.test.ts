@@ -19,9 +19,12 @@ import { cachedValue } from '../../src/repos/data-cache.js';
 import { listLeads } from '../../src/repos/leads.js';
 import { listProspects } from '../../src/repos/prospects.js';
 import { SMALL } from '../helpers/fixture.js';
+import { sqlRun } from '../helpers/sql.js';
 import { sqliteStore } from '../helpers/stores.js';
 
 const NOW = '2026-03-10T12:00:00.000Z';
+/** `sql`'s one row's `n`, read straight on `store`'s connection. */
+const countIn = (store: Store, sql: string) => (sqliteStore(store).sqlite.prepare(sql).get() as { n: number }).n;
 /** A turn of the event loop: the triggers are put in place in one of their own. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -32,7 +35,7 @@ describe('the data cache', () => {
   /** A write of this process: through the store, which counts its own writes (not the raw handle). */
   const write = (query: string, parameters: unknown[] = []) =>
     store.db.executeQuery(CompiledQuery.raw(query, parameters));
-  const count = (sql: string) => (sqliteStore(store).sqlite.prepare(sql).get() as { n: number }).n;
+  const count = (sql: string) => countIn(store, sql);
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outreach-cache-'));
@@ -80,9 +83,7 @@ describe('the data cache', () => {
 
   it('keeps a value through writes to other tables, and through none to its own', async (t) => {
     const { served: store, second: other } = await served('tables');
-    const write = (query: string, parameters: unknown[] = []) =>
-      store.db.executeQuery(CompiledQuery.raw(query, parameters));
-    const count = (sql: string) => (sqliteStore(store).sqlite.prepare(sql).get() as { n: number }).n;
+    const count = (sql: string) => countIn(store, sql);
     t.after(async () => {
       await other.close();
       await store.close();
@@ -98,14 +99,15 @@ describe('the data cache', () => {
     assert.equal(triggers(), STAMPED_TABLES.length * 3, 'one trigger per stamped table and kind of write');
     store.stamps.requestStarts();
     const kept = await cached();
-    await write("UPDATE drafts SET purpose = 'A third purpose' WHERE id = (SELECT min(id) FROM drafts)");
-    await write(
+    await sqlRun(store, "UPDATE drafts SET purpose = 'A third purpose' WHERE id = (SELECT min(id) FROM drafts)");
+    await sqlRun(
+      store,
       "UPDATE api_tokens SET last_used_at = '2026-03-10T12:01:00.000Z' WHERE id = (SELECT min(id) FROM api_tokens)",
     );
     store.stamps.requestStarts();
     assert.equal(await cached(), kept, 'a draft and a token written: the backlinks value is kept');
 
-    await write("UPDATE backlinks SET observed_anchor = 'changed' WHERE id = (SELECT min(id) FROM backlinks)");
+    await sqlRun(store, "UPDATE backlinks SET observed_anchor = 'changed' WHERE id = (SELECT min(id) FROM backlinks)");
     store.stamps.requestStarts();
     assert.equal(await cached(), kept + 1, 'a backlink written: counted again');
 
@@ -116,7 +118,7 @@ describe('the data cache', () => {
       }
     ).site_id;
     const now = await cached();
-    await write('DELETE FROM sites WHERE id = ?', [site]);
+    await sqlRun(store, 'DELETE FROM sites WHERE id = ?', site);
     store.stamps.requestStarts();
     assert.equal(count(`SELECT count(*) AS n FROM backlinks WHERE site_id = '${site}'`), 0, 'the cascade ran');
     assert.equal(await cached(), now + 1, "a site's deletion, cascading to its backlinks: counted again");
@@ -147,9 +149,7 @@ describe('the data cache', () => {
     const { served: store, second: other } = await served('rebuilt');
     await other.close();
     t.after(() => store.close());
-    const write = (query: string, parameters: unknown[] = []) =>
-      store.db.executeQuery(CompiledQuery.raw(query, parameters));
-    const count = (sql: string) => (sqliteStore(store).sqlite.prepare(sql).get() as { n: number }).n;
+    const count = (sql: string) => countIn(store, sql);
     let counted = 0;
     const counter = async () => ++counted;
     const cached = () => cachedValue(store.db, ['leads'], 'leads-k', counter);
@@ -176,7 +176,7 @@ describe('the data cache', () => {
     assert.equal(triggers(), 3, 'in place again after the next stamp asked for');
     store.stamps.requestStarts();
     const kept = await cached();
-    await write("UPDATE leads SET title = 'Tracked again' WHERE id = (SELECT min(id) FROM leads)");
+    await sqlRun(store, "UPDATE leads SET title = 'Tracked again' WHERE id = (SELECT min(id) FROM leads)");
     store.stamps.requestStarts();
     assert.equal(await cached(), kept + 1, 'a write to the rebuilt table is counted');
   });

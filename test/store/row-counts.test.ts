@@ -40,6 +40,7 @@ import {
   THREAD_STATUSES,
 } from '../../src/domain/enums.js';
 import { SMALL } from '../helpers/fixture.js';
+import { sqlScript } from '../helpers/sql.js';
 import { startTestServer, type TestServer } from '../helpers/harness.js';
 import { sqliteStore } from '../helpers/stores.js';
 
@@ -152,12 +153,6 @@ function leadCount(leads: readonly LeadRowLite[], f: LeadFilter): number {
 }
 
 const maybe = <T>(values: readonly T[]) => [undefined, ...values];
-
-/**
- * Writes SQL straight on the connection, as the store's own code does only inside `exclusive`,
- * which tells the caches (decisions.md §16 "Caches") that anything may have changed.
- */
-const writeRaw = (store: Store, sql: string) => sqliteStore(store).exclusive((sqlite) => sqlite.exec(sql));
 
 /**
  * Every list total the repositories give, for every scope and filter, against COUNT(*); and the
@@ -473,7 +468,7 @@ describe('row counters stay exact', () => {
   });
 
   it('after writes through the API: contact discovery, a reply and its delivery, draft edit and regeneration, verification', async () => {
-    await writeRaw(
+    await sqlScript(
       t.store,
       `
       INSERT INTO prospects (id, site_id, project_id, status, url, domain, title, contact_paths, created_at, updated_at) VALUES
@@ -525,7 +520,7 @@ describe('row counters stay exact', () => {
   });
 
   it('after status updates and moves in SQL', async () => {
-    await writeRaw(
+    await sqlScript(
       t.store,
       `
       UPDATE backlinks SET status = 'closed' WHERE status = 'live';
@@ -554,7 +549,7 @@ describe('row counters stay exact', () => {
   });
 
   it('after deletions, with their ON DELETE CASCADE', async () => {
-    await writeRaw(
+    await sqlScript(
       t.store,
       `
       DELETE FROM backlinks WHERE id = 'bl_bulk_2';
@@ -565,13 +560,13 @@ describe('row counters stay exact', () => {
       DELETE FROM contacts WHERE id = 'ct_a1_1';`,
     ); // cascades to its drafts, threads and their messages
     await assertTotalsExact(t.store);
-    await writeRaw(t.store, "DELETE FROM prospects WHERE id = 'prs_a1_1'"); // contacts, drafts, threads, messages
+    await sqlScript(t.store, "DELETE FROM prospects WHERE id = 'prs_a1_1'"); // contacts, drafts, threads, messages
     await assertTotalsExact(t.store);
-    await writeRaw(t.store, "DELETE FROM sites WHERE id = 'site_a2'"); // everything of the site
+    await sqlScript(t.store, "DELETE FROM sites WHERE id = 'site_a2'"); // everything of the site
     await assertTotalsExact(t.store);
-    await writeRaw(t.store, "DELETE FROM projects WHERE id = 'prj_a2'"); // its sites and everything below
+    await sqlScript(t.store, "DELETE FROM projects WHERE id = 'prj_a2'"); // its sites and everything below
     await assertTotalsExact(t.store);
-    await writeRaw(t.store, "DELETE FROM accounts WHERE id = 'acct_b'"); // its projects and everything below
+    await sqlScript(t.store, "DELETE FROM accounts WHERE id = 'acct_b'"); // its projects and everything below
     await assertTotalsExact(t.store);
     assert.equal(countOf(t.store, 'backlinks', { project_id: 'prj_b1' }), 0);
   });

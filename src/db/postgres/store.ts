@@ -225,7 +225,6 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
           },
         ),
       blocked: () => false,
-      counts: STAMPED_TABLES,
     }),
     createSnapshot: () =>
       Promise.reject(new Error('a PostgreSQL database cannot be snapshot: other instances may write it meanwhile')),

@@ -16,7 +16,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, type LogEvent } from 'kysely';
-import { ChangeStamps, STAMPED_TABLES } from '../change-stamps.js';
+import { ChangeStamps } from '../change-stamps.js';
 import { noteStoreFailure } from '../failures.js';
 import type { Database } from '../schema.js';
 import { SHARE_DEFAULTS } from '../share.js';
@@ -93,7 +93,6 @@ function changeStamps(sqlite: SqliteHandle, free: () => boolean): { stamps: Chan
     // While a transaction is open, its writes are not readable on the search readers' connections
     // yet, nor certain (a rollback): nothing read meanwhile may be kept (issue #28).
     blocked: () => sqlite.inTransaction,
-    counts: STAMPED_TABLES,
     beforeStamp: () => tracking!.request(),
   });
   tracking = trackChanges(sqlite, free, (table) => stamps.markChanged(table));
