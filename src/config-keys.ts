@@ -64,6 +64,13 @@ const DbSchema = z.strictObject({
   searchConnections: z.number().int().min(1).optional(),
   /** How long a search waits for its turn before it answers 503 `SERVICE_UNAVAILABLE`, ms. */
   searchWaitMs: ms.default(1000),
+  /**
+   * PostgreSQL: send the statements requests repeat as named prepared statements, parsed once per
+   * connection (src/db/postgres/prepared.ts). false behind a pooler that hands a session's
+   * statements to other server connections (PgBouncer's transaction mode without
+   * `max_prepared_statements`).
+   */
+  preparedStatements: bool.default(true),
 });
 
 /** A JSON text's value, or the text itself when it is not JSON (zod then says what it expected). */

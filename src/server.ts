@@ -80,13 +80,14 @@ export interface StartOptions {
  * @throws when it cannot be opened (a SQLite file that is not a database, a directory that cannot be made).
  */
 export function openStoreOf(config: Config): Promise<Store> {
-  const { synchronous, poolSize, statementTimeoutMs, searchConnections, searchWaitMs } = config.db;
+  const { synchronous, poolSize, statementTimeoutMs, searchConnections, searchWaitMs, preparedStatements } = config.db;
   return openStore(storeLocation(config), {
     synchronous,
     poolSize,
     statementTimeoutMs,
     searchConnections,
     searchWaitMs,
+    preparedStatements,
   });
 }
 

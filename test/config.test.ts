@@ -316,6 +316,7 @@ describe('config', () => {
       poolSize: 10,
       statementTimeoutMs: 5000,
       searchWaitMs: 1000,
+      preparedStatements: true,
     });
     assert.deepEqual(loadConfig(fileWith({ db: 'a.db' }), {}).db, db('a.db', 'full'));
     const file = fileWith({ db: { path: 'b.db', synchronous: 'normal' } });

@@ -11,8 +11,9 @@ import type { Store } from './store.js';
 
 /**
  * `down`: the store cannot serve (unreachable, refused, damaged, full): not ready until a check
- * passes. `busy`: this statement ran out of time (a lock, a long statement, a deadlock) or was
- * refused its turn among the searches (`ShareFullError`): answered 503, the store stays ready.
+ * passes. `busy`: this statement ran out of time (a lock, a long statement, a deadlock), was
+ * refused its turn among the searches (`ShareFullError`) or was a stale prepared statement in a
+ * transaction: answered 503, the store stays ready.
  */
 export type StoreFailure = 'down' | 'busy';
 
@@ -59,6 +60,7 @@ export function storeFailureOf(error: unknown): StoreFailure | null {
     if (/^(08|28|53)/.test(code) || /^57P0[1-3]$/.test(code) || code === '3D000') return 'down';
     // 57014 statement timeout, 40001 serialization failure, 40P01 deadlock, 55P03 lock not available.
     if (code === '57014' || code === '40001' || code === '40P01' || code === '55P03') return 'busy';
+    if (isStalePreparedStatement(error)) return 'busy';
   }
   if (typeof errcode === 'number') {
     const primary = errcode & 0xff;
@@ -67,6 +69,18 @@ export function storeFailureOf(error: unknown): StoreFailure | null {
   }
   if (typeof message === 'string' && PG_DOWN_MESSAGE.test(message)) return 'down';
   return null;
+}
+
+/**
+ * Whether `error` says that a prepared statement no longer serves: its result's columns changed
+ * (a migration of another instance added one to a table it reads: SQLSTATE 0A000 from
+ * `RevalidateCachedQuery`), or the connection no longer has it (26000, after a `DISCARD ALL`).
+ * A `busy` failure: the connection is dropped (src/db/postgres/store.ts), so the next request
+ * prepares it afresh.
+ */
+export function isStalePreparedStatement(error: unknown): boolean {
+  const { code, routine } = error as { code?: unknown; routine?: unknown };
+  return (code === '0A000' && routine === 'RevalidateCachedQuery') || code === '26000';
 }
 
 /**

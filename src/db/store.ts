@@ -181,6 +181,8 @@ export interface PostgresOptions extends SearchOptions {
   poolSize?: number;
   /** A statement's time limit, ms (default 5000): the server cancels it, the client gives up a second later. */
   statementTimeoutMs?: number;
+  /** Whether repeated statements go as named prepared statements (default true; ./postgres/prepared.ts). */
+  preparedStatements?: boolean;
   /**
    * When the pool counts as saturated (`Store.saturated`), ms: after a request waited `waitMs`
    * for a connection, until `holdMs` after the last such wait (defaults 1000 and 10000).

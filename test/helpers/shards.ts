@@ -113,10 +113,12 @@ const NOT_STORE_DEPENDENT = new Set([
   'writes/worker.test.ts',
   // A real process killed on a SQLite file; on PostgreSQL its leased reply would wait out workers.leaseMs.
   'writes/outbox-crash.test.ts',
-  // They choose their store themselves (a damaged SQLite file; PostgreSQL out of reach; instances on one
-  // database; the outbox's lease on each store; PostgreSQL's pool under searches).
+  // They choose their store themselves (a damaged SQLite file; PostgreSQL out of reach, or migrated by
+  // another instance; instances on one database; the outbox's lease on each store; PostgreSQL's pool
+  // under searches).
   'http/storage-failure.test.ts',
   'http/postgres-failure.test.ts',
+  'http/postgres-prepared.test.ts',
   'http/search-share.test.ts',
   'writes/instances.test.ts',
   'writes/outbox-lease.test.ts',

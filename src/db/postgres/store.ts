@@ -20,6 +20,10 @@
  *   frequent one), run within a share of the pool (`db.searchConnections`, default a third of
  *   `db.poolSize`; `./share.ts`): the rest of the pool always serves cheap requests. A search
  *   that waits longer than `db.searchWaitMs` for its turn is refused (503).
+ * - The statements requests repeat, but a search's, go as named prepared statements
+ *   (./prepared.ts): parsed once per connection, and PostgreSQL may keep one plan for all runs.
+ *   One that no longer serves (a migration of another instance changed its result's columns)
+ *   drops its connection and is sent once more as text, outside a transaction.
  * - The pool counts as saturated (`saturated()`, for `/readyz`) once a request has waited
  *   `SATURATION.waitMs` for a connection with every connection in use, and stays so until
  *   `SATURATION.holdMs` have passed without such a wait, so readiness does not flap.
@@ -35,7 +39,7 @@ import {
 import pg from 'pg';
 import { ChangeStamps, STAMPED_TABLES } from '../change-stamps.js';
 import { describeLocation } from '../location.js';
-import { noteStoreFailure, storeFailureOf } from '../failures.js';
+import { isStalePreparedStatement, noteStoreFailure, storeFailureOf } from '../failures.js';
 import type { Database } from '../schema.js';
 import { SHARE_DEFAULTS, Share } from '../share.js';
 import {
@@ -48,6 +52,7 @@ import {
 } from '../store.js';
 import { POSTGRES_CAPABILITIES } from './capabilities.js';
 import { postgresPieces } from './pieces.js';
+import { StatementNames } from './prepared.js';
 
 /** `int8` (counts) and `numeric` (sums) as numbers; every other type as `pg` parses it. */
 const types = {
@@ -68,13 +73,9 @@ const STAMP = CompiledQuery.raw(
   `SELECT ${STAMPED_TABLES.map((table, i) => `sum(${table}) AS t${i}`).join(', ')} FROM change_stamps`,
 );
 
-/**
- * The stamp's read runs as a prepared statement of this name on each connection, as every request
- * runs it once: parsed and planned once per connection, it costs the backend 46–50 µs of CPU a
- * time against 86–88 µs sent as text (and 66–70 µs for 0009's one sum; 5,000 reads each, three
- * rounds, on the bench's database).
- */
-const STAMP_STATEMENT = 'outreach_change_stamps';
+/** The statements that start and end kysely's transactions. */
+const TRANSACTION_STARTS = /^\s*(?:begin|start\s+transaction)\b/i;
+const TRANSACTION_ENDS = /^\s*(?:commit|rollback)\s*$/i;
 
 /** SQLSTATEs of a missing table or column: the stamp's before its migrations ran (nothing is cached then). */
 const UNDEFINED = new Set(['42P01', '42703']);
@@ -118,7 +119,12 @@ class PoolPressure {
  * failure is noted for readiness (`noteStoreFailure`). A request that finds every connection in
  * use is noted in `pressure` while it waits.
  */
-function guardedPool(pool: pg.Pool, store: () => PostgresStore, pressure: PoolPressure): PostgresPool {
+function guardedPool(
+  pool: pg.Pool,
+  store: () => PostgresStore,
+  pressure: PoolPressure,
+  names: StatementNames | undefined,
+): PostgresPool {
   const wrote = () => store().stamps.forget();
   return {
     async connect(): Promise<PostgresPoolClient> {
@@ -134,6 +140,7 @@ function guardedPool(pool: pg.Pool, store: () => PostgresStore, pressure: PoolPr
         served?.();
       }
       let broken: Error | undefined;
+      let inTransaction = false;
       // A connection that fails between two statements (inside a transaction) reports it here;
       // without a listener the event would end the process. The next statement fails with it.
       const onError = (error: Error) => {
@@ -141,10 +148,24 @@ function guardedPool(pool: pg.Pool, store: () => PostgresStore, pressure: PoolPr
         noteStoreFailure(store(), error);
       };
       client.on('error', onError);
-      // The store never streams (no cursor): every query is text and values.
+      // The store never streams (no cursor): every query is text and values, prepared when it is
+      // named (./prepared.ts). kysely's transactions are BEGIN … COMMIT or ROLLBACK on this client.
       const query = (text: string, values: readonly unknown[]) => {
-        const name = text === STAMP.sql ? STAMP_STATEMENT : undefined;
-        const sent = name ? client.query({ name, text, values: [...values] }) : client.query(text, [...values]);
+        const name = names?.nameOf(text);
+        if (names) {
+          if (TRANSACTION_ENDS.test(text)) inTransaction = false;
+          else if (TRANSACTION_STARTS.test(text)) inTransaction = true;
+        }
+        const sent = name
+          ? client.query({ name, text, values: [...values] }).catch((error: unknown) => {
+              if (!isStalePreparedStatement(error)) throw error;
+              // Dropped when released (its other prepared statements may be stale too); once more as
+              // text, unless a transaction failed with it.
+              broken = error as Error;
+              if (inTransaction) throw error;
+              return client.query(text, [...values]);
+            })
+          : client.query(text, [...values]);
         const answer = sent.catch((error: unknown) => {
           if (storeFailureOf(error) === 'down') broken = error as Error;
           noteStoreFailure(store(), error);
@@ -170,6 +191,7 @@ function guardedPool(pool: pg.Pool, store: () => PostgresStore, pressure: PoolPr
 export function openPostgresStore(url: string, options: PostgresOptions = {}): PostgresStore {
   const statementTimeoutMs = options.statementTimeoutMs ?? 5000;
   const poolSize = options.poolSize ?? 10;
+  const names = (options.preparedStatements ?? true) ? new StatementNames() : undefined;
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -184,18 +206,26 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
   // listener the event would end the process.
   pool.on('error', (error) => noteStoreFailure(store, error));
   const pressure = new PoolPressure(options.saturation ?? SATURATION);
-  const kyselyPool = guardedPool(pool, () => store, pressure);
+  const kyselyPool = guardedPool(pool, () => store, pressure, names);
   const dialect = new PostgresDialect({ pool: kyselyPool });
   const db = new Kysely<Database>({ dialect });
   const searches = new Share(
     options.searchConnections ?? SHARE_DEFAULTS.postgresSize(poolSize),
     options.searchWaitMs ?? SHARE_DEFAULTS.waitMs,
   );
-  /** A search's statements on `builder` (the store's own or a traced one), in one turn of the share. */
+  /**
+   * A search's statements on `builder` (the store's own or a traced one), in one turn of the share;
+   * sent as text, so planned for their terms each time (./prepared.ts).
+   */
   const readLong =
     (builder: Kysely<Database>): LongReader =>
     (fn) =>
-      searches.run(() => fn(async (query) => (await builder.executeQuery(query)).rows));
+      searches.run(() =>
+        fn(async (query) => {
+          names?.keepAsText(query.sql);
+          return (await builder.executeQuery(query)).rows;
+        }),
+      );
   const store: PostgresStore = {
     dialect: 'postgres',
     ...POSTGRES_CAPABILITIES,
