@@ -17,7 +17,8 @@ import pg from 'pg';
 import { openStore, type Store } from '../../src/db/connection.js';
 import type { SqliteStore } from '../../src/db/store.js';
 import { migrate } from '../../src/db/migrate.js';
-import { PG_URL } from './services.js';
+import type { Scope } from '../../src/domain/scopes.js';
+import { createTestDatabase, PG_URL, type TestDatabase } from './services.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -204,4 +205,32 @@ async function dropTemplates(): Promise<void> {
 export function sqliteStore(store: Store): SqliteStore {
   if (store.dialect !== 'sqlite') throw new Error('this test needs a SQLite store');
   return store;
+}
+
+/**
+ * A new PostgreSQL database of one test file's own (`createTestDatabase`), migrated, holding the
+ * small fixture (test/fixtures/small.json), and a token of `acct_a` with `scopes`: for the files
+ * that start a server on PostgreSQL themselves. `drop()` the database when done.
+ */
+export async function smallPostgresDatabase(
+  label: string,
+  scopes: Scope[],
+  nowIso: string,
+): Promise<{ database: TestDatabase; token: string }> {
+  const { importFile } = await import('../../src/import/index.js');
+  const { createToken } = await import('../../src/repos/tokens.js');
+  const database = await createTestDatabase(label);
+  const store = await openStore(database.url);
+  try {
+    await migrate(store);
+    await importFile(store, new URL('../fixtures/small.json', import.meta.url).pathname, { nowIso });
+    const { token } = await createToken(
+      store.db,
+      { accountId: 'acct_a', name: label, scopes, expiresAt: null },
+      nowIso,
+    );
+    return { database, token };
+  } finally {
+    await store.close();
+  }
 }

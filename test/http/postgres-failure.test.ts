@@ -10,16 +10,11 @@ import { createServer, type Server, type Socket, connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
 import { FakeClock, isoAt } from '../../src/domain/clock.js';
-import { importFile } from '../../src/import/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { createToken } from '../../src/repos/tokens.js';
 import { type RunningServer, startServer } from '../../src/server.js';
-import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';
-
-const SMALL = new URL('../fixtures/small.json', import.meta.url).pathname;
+import { serviceSkip, type TestDatabase } from '../helpers/services.js';
+import { smallPostgresDatabase } from '../helpers/stores.js';
 /** The store's statement limit here, ms; the bounds below leave several times that for a busy machine. */
 const STATEMENT_TIMEOUT_MS = 1000;
 const BOUND_MS = 15_000;
@@ -72,20 +67,8 @@ describe('PostgreSQL out of reach', () => {
   before(async () => {
     skip = await serviceSkip('postgres');
     if (skip) return;
-    database = await createTestDatabase('failure');
     const clock = new FakeClock();
-    const direct = await openStore(database.url);
-    try {
-      await migrate(direct);
-      await importFile(direct, SMALL, { nowIso: isoAt(clock.now()) });
-      ({ token } = await createToken(
-        direct.db,
-        { accountId: 'acct_a', name: 'failure', scopes: ['projects:read'], expiresAt: null },
-        isoAt(clock.now()),
-      ));
-    } finally {
-      await direct.close();
-    }
+    ({ database, token } = await smallPostgresDatabase('failure', ['projects:read'], isoAt(clock.now())));
     const url = new URL(database.url);
     link = relay({ host: url.hostname, port: Number(url.port || 5432) });
     url.host = `127.0.0.1:${await link.listen()}`;

@@ -8,16 +8,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
 import { FakeClock, isoAt } from '../../src/domain/clock.js';
-import { importFile } from '../../src/import/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { createToken } from '../../src/repos/tokens.js';
 import { type RunningServer, startServer } from '../../src/server.js';
-import { createTestDatabase, serviceSkip, type TestDatabase } from '../helpers/services.js';
-
-const SMALL = new URL('../fixtures/small.json', import.meta.url).pathname;
+import { serviceSkip, type TestDatabase } from '../helpers/services.js';
+import { smallPostgresDatabase } from '../helpers/stores.js';
 const LEADS = '/api/public/v1/projects/prj_a1/leads?limit=25';
 
 // No top-level await (see postgres-failure.test.ts): the check runs in `before`.
@@ -29,20 +24,8 @@ describe('prepared statements across a migration of another instance', () => {
   before(async () => {
     skip = await serviceSkip('postgres');
     if (skip) return;
-    database = await createTestDatabase('prepared_http');
     const clock = new FakeClock();
-    const direct = await openStore(database.url);
-    try {
-      await migrate(direct);
-      await importFile(direct, SMALL, { nowIso: isoAt(clock.now()) });
-      ({ token } = await createToken(
-        direct.db,
-        { accountId: 'acct_a', name: 'upgrade', scopes: ['leads:read'], expiresAt: null },
-        isoAt(clock.now()),
-      ));
-    } finally {
-      await direct.close();
-    }
+    ({ database, token } = await smallPostgresDatabase('prepared_http', ['leads:read'], isoAt(clock.now())));
     const config = loadConfig(
       undefined,
       {},
