@@ -73,10 +73,6 @@ const STAMP = CompiledQuery.raw(
   `SELECT ${STAMPED_TABLES.map((table, i) => `sum(${table}) AS t${i}`).join(', ')} FROM change_stamps`,
 );
 
-/** The statements that start and end kysely's transactions. */
-const TRANSACTION_STARTS = /^\s*(?:begin|start\s+transaction)\b/i;
-const TRANSACTION_ENDS = /^\s*(?:commit|rollback)\s*$/i;
-
 /** SQLSTATEs of a missing table or column: the stamp's before its migrations ran (nothing is cached then). */
 const UNDEFINED = new Set(['42P01', '42703']);
 
@@ -140,7 +136,6 @@ function guardedPool(
         served?.();
       }
       let broken: Error | undefined;
-      let inTransaction = false;
       // A connection that fails between two statements (inside a transaction) reports it here;
       // without a listener the event would end the process. The next statement fails with it.
       const onError = (error: Error) => {
@@ -149,20 +144,16 @@ function guardedPool(
       };
       client.on('error', onError);
       // The store never streams (no cursor): every query is text and values, prepared when it is
-      // named (./prepared.ts). kysely's transactions are BEGIN … COMMIT or ROLLBACK on this client.
+      // named (./prepared.ts).
       const query = (text: string, values: readonly unknown[]) => {
         const name = names?.nameOf(text);
-        if (names) {
-          if (TRANSACTION_ENDS.test(text)) inTransaction = false;
-          else if (TRANSACTION_STARTS.test(text)) inTransaction = true;
-        }
         const sent = name
           ? client.query({ name, text, values: [...values] }).catch((error: unknown) => {
               if (!isStalePreparedStatement(error)) throw error;
               // Dropped when released (its other prepared statements may be stale too); once more as
-              // text, unless a transaction failed with it.
+              // text, unless a transaction failed with it (the server's status: `I`, no transaction).
               broken = error as Error;
-              if (inTransaction) throw error;
+              if (client.getTransactionStatus() !== 'I') throw error;
               return client.query(text, [...values]);
             })
           : client.query(text, [...values]);
