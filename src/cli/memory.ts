@@ -47,7 +47,7 @@ const V8_GROWTH_FACTOR = 2;
  * are powers of two: a `maxMb` between two of them stops the growth at the larger. A collection
  * that runs before the observer is called (several in one long task, or the first after a worker
  * thread started, which resets the factor) may still double it once past `maxMb`. V8's flags are
- * the process's: the worker threads' young generations (the search readers, the checkpointer)
+ * the process's: the worker threads' young generations (the store's threads: checkpoints and searches)
  * grow only while the main thread's is below `maxMb`. `maxMb` 0 changes nothing. Returns a
  * function that stops watching. Docs: docs/configuration.md, "Memory: server.maxSemiSpaceMb".
  */

@@ -11,6 +11,7 @@ import type { ChangeStamps } from './change-stamps.js';
 import type { DialectPieces } from './dialect.js';
 import type { Database } from './schema.js';
 import type { SqliteHandle } from './sqlite/handle.js';
+import type { StoreThread } from './sqlite/store-thread.js';
 
 /** A statement run through `Store.db`, as `traceQueries` reports it. */
 export interface TracedQuery {
@@ -151,6 +152,12 @@ export interface SqliteStore extends StoreBase {
    * @throws when the file cannot be read (damaged, missing, not a database).
    */
   checkFile(): Promise<void>;
+  /**
+   * The store's worker thread (./sqlite/store-thread.ts), started at the first call: the WAL
+   * checkpoints and the first search reader share it. A thread that failed is replaced.
+   * @throws for `:memory:`, or when the addon file cannot be found under Node.
+   */
+  worker(): StoreThread;
 }
 
 /** A PostgreSQL database through a pool of connections: see `./postgres/store.ts`. */

@@ -1,8 +1,7 @@
 /**
- * Where a worker thread finds the better-sqlite3 addon the store's own connection uses: the WAL
- * checkpointer (`./checkpointer.ts`) and the search readers (`./readers.ts`) load it
- * again there, with `process.dlopen`, so they need no JavaScript file on disk (the single
- * executable has none).
+ * Where a worker thread finds the better-sqlite3 addon the store's own connection uses: the
+ * store's threads (`./store-thread.ts`: WAL checkpoints and search readers) load it again there,
+ * with `process.dlopen`, so they need no JavaScript file on disk (the single executable has none).
  */
 import { createRequire } from 'node:module';
 import { addonFileOf } from '../../native.js';

@@ -5,50 +5,27 @@
  * commit copies the pages into the database file and syncs it, 50–170 ms measured on this
  * project's machine against 0.02–0.3 ms for the others (the PATCH tail of issue #11). The server
  * instead turns the store's automatic checkpoint off and runs `PRAGMA wal_checkpoint(PASSIVE)`
- * every `intervalMs` on a second connection in a worker thread. A passive checkpoint never waits
- * for, nor blocks, readers or writers, so the event loop that serves requests never pays for it.
- * Under a sustained write load the WAL file grows until a checkpoint catches up with the writers
- * (SQLite restarts the WAL from the start at the next write after that), and is truncated back to
+ * every `intervalMs` on a connection of its own in the store's worker thread (./store-thread.ts,
+ * which the first search reader shares). A passive checkpoint never waits for, nor blocks,
+ * readers or writers, so the event loop that serves requests never pays for it. Under a
+ * sustained write load the WAL file grows until a checkpoint catches up with the writers (SQLite
+ * restarts the WAL from the start at the next write after that), and is truncated back to
  * `journal_size_limit` then.
  *
- * The worker loads the same better-sqlite3 addon as the main thread (from the checkout, or the
- * file the single executable extracted it to) and uses only its native `Database` class, so it
- * needs no JavaScript file on disk. Not used under Deno or for `:memory:` stores (the automatic
- * checkpoint stays on there). If the worker fails, the automatic checkpoint is turned back on.
+ * The thread loads the same better-sqlite3 addon as the main thread (from the checkout, or the
+ * file the single executable extracted it to), so it needs no JavaScript file on disk. Not used
+ * under Deno or for `:memory:` stores (the automatic checkpoint stays on there). If the thread
+ * fails, the automatic checkpoint is turned back on.
  */
-import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../logger.js';
 import type { Maintenance, SqliteStore } from '../store.js';
 import { addonFile } from './addon.js';
+import type { CheckpointReport, StoreThread } from './store-thread.js';
 
-/** The automatic checkpoint threshold SQLite uses by default (pages), restored when the worker stops or fails. */
+/** The automatic checkpoint threshold SQLite uses by default (pages), restored when the checkpoints stop or fail. */
 const DEFAULT_AUTOCHECKPOINT = 1000;
 /** The WAL file is truncated to this size (bytes) when SQLite restarts it. */
 const JOURNAL_SIZE_LIMIT = 64 * 2 ** 20;
-
-/** The worker: CommonJS source run with `eval` (no file needed inside the single executable). */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const module_ = { exports: {} };
-process.dlopen(module_, workerData.addonFile);
-const addon = module_.exports;
-if (!addon.isInitialized) { addon.setErrorConstructor(Error); addon.isInitialized = true; }
-const db = new addon.Database(workerData.path, workerData.path, false, false, true, 5000, null, null);
-db.exec('PRAGMA synchronous = ' + workerData.synchronous);
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)', {}, false);
-let last = -1;
-const timer = setInterval(() => {
-  const started = performance.now();
-  const row = checkpoint.get();
-  const ms = performance.now() - started;
-  // Report only checkpoints that copied pages (log: pages in the WAL; checkpointed: copied so far).
-  if (row.checkpointed !== last && row.checkpointed > 0) parentPort.postMessage({ ms, pages: row.log, checkpointed: row.checkpointed, busy: row.busy });
-  last = row.checkpointed;
-}, workerData.intervalMs);
-parentPort.on('message', (message) => {
-  if (message === 'stop') { clearInterval(timer); db.close(); parentPort.close(); }
-});
-`;
 
 export interface CheckpointStats {
   /** Checkpoints that copied pages. */
@@ -75,15 +52,10 @@ export function startBackgroundCheckpoints(
   store: SqliteStore,
   options: { logger: Logger; intervalMs?: number },
 ): Checkpointer | null {
-  const file = addonFile();
-  if (file === null || store.path === ':memory:' || store.path === '') return null;
+  if (addonFile() === null || store.path === ':memory:' || store.path === '') return null;
   const { logger } = options;
   const synchronous = (store.sqlite.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: { addonFile: file, path: store.path, synchronous, intervalMs: options.intervalMs ?? 100 },
-  });
-  worker.unref();
+  const thread: StoreThread = store.worker();
   store.sqlite.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   store.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
   const stats: CheckpointStats = { count: 0, totalMs: 0, maxMs: 0 };
@@ -93,7 +65,7 @@ export function startBackgroundCheckpoints(
     running = false;
     store.sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`);
   };
-  worker.on('message', (m: { ms: number; pages: number; checkpointed: number; busy: number }) => {
+  thread.startCheckpoints({ intervalMs: options.intervalMs ?? 100, synchronous }, (m: CheckpointReport) => {
     stats.count++;
     stats.totalMs += m.ms;
     stats.maxMs = Math.max(stats.maxMs, m.ms);
@@ -103,19 +75,19 @@ export function startBackgroundCheckpoints(
       checkpointedPages: m.checkpointed,
     });
   });
-  worker.on('error', (error) => {
-    logger.log('warn', 'background wal checkpoints failed; checkpointing on commit again', { error: error.name });
+  thread.onFailure((error) => {
+    if (!running) return;
+    logger.log('warn', 'background wal checkpoints failed; checkpointing on commit again', {
+      error: (error as Error).name,
+    });
     fallBack();
   });
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     stats,
     async stop() {
-      // Kept alive until it has stopped: an unref'd worker alone would let the process exit first.
-      worker.ref();
-      if (running) worker.postMessage('stop');
+      const wasRunning = running;
       fallBack();
-      await exited;
+      if (wasRunning) await thread.stopCheckpoints();
       logger.log('info', 'wal checkpoints in the background', {
         count: stats.count,
         totalMs: Math.round(stats.totalMs),

@@ -40,7 +40,8 @@ import { registerSqlFunctions } from './functions.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqliteHandle } from './handle.js';
 import { sqlitePieces } from './pieces.js';
-import { openSqliteReaders } from './readers.js';
+import { openSqliteReaders, type SqliteReaders } from './readers.js';
+import { StoreThreadHolder } from './store-thread.js';
 import { createSnapshot } from './snapshot.js';
 
 /** What a SQLite store can do (see `StoreCapabilities`): one process serves its file. */
@@ -116,6 +117,32 @@ const reporting = (runner: DirectRunner, hook: (query: TracedQuery) => void): Di
 });
 
 /**
+ * Long reads on a reader thread of `readers` (none without them); a failed one counts as the
+ * store's failure (/readyz), and with `report` each statement is reported after it ran
+ * (`traceQueries`).
+ */
+function longReaderOf(
+  readers: SqliteReaders | null,
+  store: () => SqliteStore,
+  report?: (query: TracedQuery) => void,
+): LongReader | undefined {
+  if (readers === null) return undefined;
+  return <T>(fn: (read: TurnRead) => Promise<T>) =>
+    readers.turn<T>((read) =>
+      fn(async (query) => {
+        try {
+          return await read(query.sql, query.parameters);
+        } catch (error) {
+          noteStoreFailure(store(), error);
+          throw error;
+        } finally {
+          report?.({ sql: query.sql, parameters: query.parameters });
+        }
+      }),
+    );
+}
+
+/**
  * Opens (creating if needed, with its directory) the SQLite database at `path` with WAL, foreign
  * keys, `synchronous = FULL` (or `options.synchronous`) and a busy timeout. Does not migrate: see
  * `migrate()`.
@@ -152,28 +179,12 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
   const held: DirectRunner = { sqlite, run: (sql, parameters) => statements.run(sql, parameters) };
 
   // Searches on reader threads, off the event loop (./readers.ts); inline without them.
-  const readers = openSqliteReaders(path, {
+  const threads = new StoreThreadHolder(path, busyTimeoutMs);
+  const readers = openSqliteReaders(threads, {
     size: options.searchConnections ?? SHARE_DEFAULTS.sqliteSize,
     waitMs: options.searchWaitMs ?? SHARE_DEFAULTS.waitMs,
-    busyTimeoutMs,
   });
-  /** Long reads on a reader thread; with `report`, each statement is reported after it ran (`traceQueries`). */
-  const longReader = (report?: (query: TracedQuery) => void): LongReader | undefined =>
-    readers === null
-      ? undefined
-      : <T>(fn: (read: TurnRead) => Promise<T>) =>
-          readers.turn<T>((read) =>
-            fn(async (query) => {
-              try {
-                return await read(query.sql, query.parameters);
-              } catch (error) {
-                noteStoreFailure(store, error);
-                throw error;
-              } finally {
-                report?.({ sql: query.sql, parameters: query.parameters });
-              }
-            }),
-          );
+  const longReader = (report?: (query: TracedQuery) => void) => longReaderOf(readers, () => store, report);
 
   const store: SqliteStore = {
     dialect: 'sqlite',
@@ -198,6 +209,7 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
     stamps,
     createSnapshot: () => createSnapshot(store),
     backupTo: (file) => backupTo(store, file),
+    worker: () => threads.get(),
     startMaintenance: (logger) => startBackgroundCheckpoints(store, { logger }),
     traceQueries(hook) {
       const report = (event: LogEvent) => hook({ sql: event.query.sql, parameters: event.query.parameters });
@@ -233,6 +245,7 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
     ...resetSignal(),
     async close() {
       await readers?.close();
+      await threads.close();
       await db.destroy();
       await groupCommit?.close();
       statements.close();
