@@ -102,9 +102,10 @@ parentPort.on('message', (message) => {
 `;
 
 /**
- * The read connection's page cache, KiB. SQLite's default (2 MiB) makes a search over 200,000
- * leads read most pages from the file again: counting a 1-character term's matches took 0.9–1.2 s
- * with it, 0.4 s with 64 MiB (the 200,000-row bench database, one project).
+ * The read connection's page cache, KiB. On the bench's database (200,000 prospects and 200,000
+ * leads in one project) the leads search cost 40 % more CPU per response with SQLite's default
+ * (2 MiB) and 15 % more with 16 MiB; the 1–2 character counts, which read every row, took the same
+ * with each (docs/performance.md, "a smaller page cache").
  */
 const READ_CACHE_KIB = 64 * 1024;
 
