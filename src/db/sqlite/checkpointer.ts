@@ -20,7 +20,6 @@
 import type { Logger } from '../../logger.js';
 import type { Maintenance, SqliteStore } from '../store.js';
 import { addonFile } from './addon.js';
-import type { CheckpointReport, StoreThread } from './store-thread.js';
 
 /** The automatic checkpoint threshold SQLite uses by default (pages), restored when the checkpoints stop or fail. */
 const DEFAULT_AUTOCHECKPOINT = 1000;
@@ -55,7 +54,7 @@ export function startBackgroundCheckpoints(
   if (addonFile() === null || store.path === ':memory:' || store.path === '') return null;
   const { logger } = options;
   const synchronous = (store.sqlite.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
-  const thread: StoreThread = store.worker();
+  const thread = store.worker();
   store.sqlite.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   store.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
   const stats: CheckpointStats = { count: 0, totalMs: 0, maxMs: 0 };
@@ -65,7 +64,7 @@ export function startBackgroundCheckpoints(
     running = false;
     store.sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`);
   };
-  thread.startCheckpoints({ intervalMs: options.intervalMs ?? 100, synchronous }, (m: CheckpointReport) => {
+  thread.startCheckpoints({ intervalMs: options.intervalMs ?? 100, synchronous }, (m) => {
     stats.count++;
     stats.totalMs += m.ms;
     stats.maxMs = Math.max(stats.maxMs, m.ms);

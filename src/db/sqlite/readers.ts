@@ -33,8 +33,8 @@ export interface SqliteReaders {
    * @throws ShareFullError when no thread came free within the wait (`fn` then never runs).
    */
   turn<T>(fn: (read: ReadRows) => Promise<T>): Promise<T>;
-  /** Stops every thread (a statement in hand is abandoned). */
-  close(): Promise<void>;
+  /** Takes no turn after (the threads are ended by their holder, `StoreThreadHolder.close`). */
+  close(): void;
 }
 
 /**
@@ -76,9 +76,8 @@ export function openSqliteReaders(
         }
       });
     },
-    async close() {
+    close() {
       closed = true;
-      await Promise.all([...all].map((thread) => thread.stop()));
       all.clear();
       idle.length = 0;
     },

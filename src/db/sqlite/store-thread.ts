@@ -244,11 +244,13 @@ export class StoreThread {
 }
 
 /**
- * The store's own worker thread, started on first use and shared by the WAL checkpoints and the
- * first search reader; a thread that failed is replaced at the next `get`.
+ * The store's worker threads, each started on first use: its own, shared by the WAL checkpoints
+ * and the first search reader (`get`; one that failed is replaced at the next call), and the
+ * further search readers (`another`). `close` ends them all.
  */
 export class StoreThreadHolder {
   private thread: StoreThread | undefined;
+  private readonly others = new Set<StoreThread>();
   private closed = false;
 
   /** @param busyTimeoutMs each connection's busy timeout (ms). */
@@ -263,24 +265,35 @@ export class StoreThreadHolder {
   }
 
   /**
-   * The thread (started now if there is none, or the last one failed).
+   * The store's own thread (started now if there is none, or the last one failed).
    * @throws when the store is closed or no thread can open the file (`possible`).
    */
   get(): StoreThread {
-    if (this.closed) throw new Error('the store is closed');
-    if (!this.possible) throw new Error('no worker thread can open this store');
-    if (!this.thread || this.thread.failed) this.thread = new StoreThread(this.path, this.busyTimeoutMs);
+    if (!this.thread || this.thread.failed) this.thread = this.start();
     return this.thread;
   }
 
-  /** A thread of its own over the same file, not shared (a second search reader); its caller stops it. */
+  /**
+   * A thread of its own over the same file, not shared (a second search reader).
+   * @throws as `get` does.
+   */
   another(): StoreThread {
-    return new StoreThread(this.path, this.busyTimeoutMs);
+    for (const thread of this.others) if (thread.failed) this.others.delete(thread);
+    const thread = this.start();
+    this.others.add(thread);
+    return thread;
   }
 
-  /** Ends the thread, if one runs. */
+  /** Ends every thread (a read in hand is rejected); no thread starts after. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.thread?.stop();
+    await Promise.all([this.thread, ...this.others].map((thread) => thread?.stop()));
+    this.others.clear();
+  }
+
+  private start(): StoreThread {
+    if (this.closed) throw new Error('the store is closed');
+    if (!this.possible) throw new Error('no worker thread can open this store');
+    return new StoreThread(this.path, this.busyTimeoutMs);
   }
 }

@@ -244,7 +244,7 @@ export async function openSqliteStore(path: string, options: OpenOptions = {}): 
     saturated: () => false,
     ...resetSignal(),
     async close() {
-      await readers?.close();
+      readers?.close();
       await threads.close();
       await db.destroy();
       await groupCommit?.close();
