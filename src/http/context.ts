@@ -91,6 +91,8 @@ export interface AppEnv {
     caller: Caller;
     /** The envelope's `error.code` of an error answer, set by `onError` (for the access log). */
     errorCode?: ErrorCode;
+    /** Set when the answer is a stored one replayed for an idempotency key (for the metrics). */
+    replayed?: true;
     /**
      * The request's body, read whole before the request went on (the fixture does so before its
      * request gate, ../fixture/journal.ts); absent when it was not read ahead.

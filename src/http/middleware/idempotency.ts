@@ -238,6 +238,7 @@ export class IdempotencyKeys {
   }
 
   private replay(c: AppContext, stored: StoredAnswer): Response {
+    c.set('replayed', true);
     return c.body(stored.body, stored.status as ContentfulStatusCode, {
       'Content-Type': 'application/json',
       [REPLAYED_HEADER]: 'true',

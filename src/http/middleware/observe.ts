@@ -22,7 +22,6 @@ import { maskTokens } from '../../domain/tokens.js';
 import type { ClientReader } from '../client.js';
 import { routeTemplate } from '../route.js';
 import type { AppEnv, AppContext } from '../context.js';
-import { REPLAYED_HEADER } from './idempotency.js';
 
 /** The Node response @hono/node-server passes in `c.env`. */
 interface NodeBindings {
@@ -61,7 +60,8 @@ export function observe({ logger, metrics, clientOf }: ObserveOptions): Middlewa
       metrics.httpRequests.inc({ ...labels, status: String(status) });
       metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
       if (status === 429) metrics.rateLimitRejections.inc();
-      if (c.res.headers.get(REPLAYED_HEADER) === 'true') metrics.idempotentReplays.inc();
+      // Not from the response's headers: reading them makes @hono/node-server build a Web `Headers`.
+      if (c.get('replayed')) metrics.idempotentReplays.inc();
     }
     const caller = c.get('caller') as AppEnv['Variables']['caller'] | undefined;
     const userAgent = c.req.header('user-agent');
