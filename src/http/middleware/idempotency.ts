@@ -47,7 +47,7 @@ import { ApiError } from '../errors.js';
 import { untilAborted } from '../shutdown.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** Orders an object's entries by key, in UTF-16 code unit order. */
 // Stryker disable next-line EqualityOperator,ConditionalExpression: the keys of one object are never equal, and V8's sort only asks whether the answer is below 0
