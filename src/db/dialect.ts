@@ -23,6 +23,12 @@ export type SearchedColumn = 'title' | 'domain' | 'url' | 'description' | 'body'
 /** A test of one column for the term: whether the folded column contains the folded term. */
 export type Contains = (column: SearchedColumn) => RawBuilder<SqlBool>;
 
+/**
+ * The members of a JSON object made by the store (`./json-rows.ts`), in order: each member's name
+ * and the column of the row it holds.
+ */
+export type JsonMembers = readonly (readonly [name: string, column: string])[];
+
 /** A searchable table and its SQLite FTS5 index (a rowid set of the rows whose searchable text holds a trigram phrase). */
 export interface SearchIndex {
   table: 'prospects' | 'leads';
@@ -30,6 +36,11 @@ export interface SearchIndex {
 }
 
 export interface DialectPieces {
+  /**
+   * The JSON text of an object of `members` (non-empty) over the current row, compact (no space),
+   * its strings escaped as `JSON.stringify` escapes them (`./json-rows.ts` `jsonObject`).
+   */
+  jsonObject(members: JsonMembers): RawBuilder<string>;
   /**
    * The WHERE condition of a search for `term` (non-empty) over `index.table` (`./search.ts`
    * `textSearch`): `condition(contains)` spells out which columns match, and when.

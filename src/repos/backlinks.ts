@@ -4,6 +4,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import { type ParamOf, precompiledQuery } from '../db/compiled.js';
+import { type JsonMembers, jsonObject } from '../db/json-rows.js';
 import type { BacklinkChecksTable, BacklinksTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { BACKLINK_STATUSES } from '../domain/enums.js';
@@ -34,6 +35,25 @@ export const toBacklink = (row: BacklinkRow): BacklinkRecord => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
+
+/**
+ * `toBacklink`'s members, in its order, as the store writes them (`listBacklinks`):
+ * test/store/json-rows.test.ts checks that both give the same bytes.
+ */
+const BACKLINK_MEMBERS: JsonMembers = [
+  ['id', 'id'],
+  ['siteId', 'site_id'],
+  ['source', 'source'],
+  ['acquisitionOrigin', 'acquisition_origin'],
+  ['sourceUrl', 'source_url'],
+  ['targetUrl', 'target_url'],
+  ['category', 'category'],
+  ['status', 'status'],
+  ['observedAnchor', 'observed_anchor'],
+  ['lastCheckedAt', 'last_checked_at'],
+  ['createdAt', 'created_at'],
+  ['updatedAt', 'updated_at'],
+];
 
 /** Row → API (contract §2 "Backlink check"): 0/1 → booleans, `observed_rel` JSON → array. */
 export const toBacklinkCheck = (row: BacklinkCheckRow): BacklinkCheckRecord => ({
@@ -79,8 +99,11 @@ const inListOrder = (db: Kysely<Database>, param: ParamOf<ListParam>, shape: str
 
 type ListParam = 'scope' | 'status' | 'fromCreatedAt' | 'fromId' | 'limit' | 'offset';
 
-const listPage = precompiledQuery<ListParam, BacklinkRow, string>((db, param, shape) =>
-  inListOrder(db, param, shape).selectAll().limit(param<number>('limit')).offset(param<number>('offset')),
+const listPage = precompiledQuery<ListParam, { item: string }, string>((db, param, shape) =>
+  inListOrder(db, param, shape)
+    .select(jsonObject(db, BACKLINK_MEMBERS).as('item'))
+    .limit(param<number>('limit'))
+    .offset(param<number>('offset')),
 );
 const listKey = precompiledQuery<ListParam, { created_at: string; id: string }, string>((db, param, shape) =>
   inListOrder(db, param, shape).select(['created_at', 'id']).limit(1).offset(param<number>('offset')),
@@ -88,7 +111,8 @@ const listKey = precompiledQuery<ListParam, { created_at: string; id: string }, 
 
 /**
  * One page of a project's backlinks matching `filter`, newest `createdAt` first (ties: `id`
- * descending), and the exact number of matches, from the `project:<status>` or `site:<status>`
+ * descending), each item the JSON text of its API record (`toBacklink`'s, written by the store:
+ * src/db/json-rows.ts), and the exact number of matches, from the `project:<status>` or `site:<status>`
  * counters (sql/sqlite/0003_row_counts.sql). A deep page seeks from the nearest anchor
  * (`./page-anchors.ts`) rather than walking the whole OFFSET.
  */
@@ -123,7 +147,7 @@ export async function listBacklinks(db: Kysely<Database>, filter: BacklinkFilter
       keysOf(kind, filter.status !== undefined ? [filter.status] : BACKLINK_STATUSES),
     ),
   ]);
-  return { items: rows.map(toBacklink), total };
+  return { items: rows.map((row) => row.item), total };
 }
 
 const backlinkOfProject = precompiledQuery<'backlinkId' | 'projectId', BacklinkRow>((db, param) =>

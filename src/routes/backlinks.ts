@@ -6,7 +6,8 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../http/context.js';
 import { GROUPS, type Group, groupParams, groupPath, operationId } from '../http/groups.js';
 import { withScope } from '../http/middleware/scope.js';
-import { listBacklinkChecks, listBacklinks, requireBacklink } from '../repos/backlinks.js';
+import { type BacklinkRecord, listBacklinkChecks, listBacklinks, requireBacklink } from '../repos/backlinks.js';
+import { jsonText } from '../http/json-text.js';
 import { requireSite } from '../repos/sites.js';
 import {
   Id,
@@ -17,6 +18,7 @@ import {
   offsetOf,
   okResponse,
   page,
+  pageText,
   PAGE_SIZE_DEFAULT,
   PAGE_SIZE_MAX,
   paginated,
@@ -105,7 +107,7 @@ export function registerBacklinks(app: OpenAPIHono<AppEnv>, { store }: AppDeps) 
         paging.limit,
         offsetOf(paging),
       );
-      return c.json({ ok: true as const, data: page(items, paging, total) }, 200);
+      return jsonText<{ ok: true; data: ReturnType<typeof page<BacklinkRecord>> }>(c, pageText(items, paging, total));
     });
     app.openapi(detailRoute(group), async (c) => {
       const params = c.req.valid('param');

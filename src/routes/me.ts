@@ -8,8 +8,8 @@
  * would build afresh. It saves building and serializing the object on every request.
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { TypedResponse } from 'hono';
 import type { AppDeps, AppEnv, Caller } from '../http/context.js';
+import { jsonText } from '../http/json-text.js';
 import { MAX_ACTIVE_TOKENS, type TokenForMe, tokenForMe } from '../repos/tokens.js';
 import { errorResponses, okResponse, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../schemas/common.js';
 import { Me } from '../schemas/me.js';
@@ -30,8 +30,6 @@ interface KeptAnswer {
   text: string;
 }
 
-const JSON_TYPE = { 'Content-Type': 'application/json' } as const;
-
 export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const { store, config, clock } = deps;
   // Keyed by the cached row itself: a row the cache dropped takes its answer with it.
@@ -45,8 +43,8 @@ export function registerMe(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       kept = { account, text: JSON.stringify(answer(account, token)) };
       answers.set(token, kept);
     }
-    // The bytes `c.json(answer(…))` would send, typed as it types them (Hono types a text body as text).
-    return c.body(kept.text, 200, JSON_TYPE) as unknown as TypedResponse<ReturnType<typeof answer>, 200, 'json'>;
+    // The bytes `c.json(answer(…))` would send.
+    return jsonText<ReturnType<typeof answer>>(c, kept.text);
   });
 
   /** The answer's envelope for `account` and its token row. */

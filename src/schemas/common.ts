@@ -211,5 +211,14 @@ export function page<T>(items: T[], query: PageQuery, total: number) {
   };
 }
 
+/**
+ * The answer to a page whose items are JSON texts already (src/db/json-rows.ts): the bytes
+ * `JSON.stringify({ ok: true, data: page(parsed items, query, total) })` would give.
+ */
+export function pageText(items: readonly string[], query: PageQuery, total: number): string {
+  const { pagination } = page([], query, total);
+  return `{"ok":true,"data":{"data":[${items.join(',')}],"pagination":${JSON.stringify(pagination)}}}`;
+}
+
 /** SQL OFFSET of a page. */
 export const offsetOf = (query: PageQuery) => (query.page - 1) * query.limit;

@@ -53,7 +53,7 @@ describe('deep pages on the store of this process', () => {
   const assertSame = async (filter: BacklinkFilter, offset: number) => {
     const { items } = await listBacklinks(store.db, filter, 25, offset);
     assert.deepEqual(
-      items.map((b) => b.id),
+      items.map((b) => (JSON.parse(b) as { id: string }).id),
       await plainPage(filter, 25, offset),
       `${JSON.stringify(filter)} offset ${offset}`,
     );

@@ -71,7 +71,7 @@ describe('deep pages from anchors', () => {
   const assertSame = async (filter: BacklinkFilter, limit: number, offset: number) => {
     const { items } = await listBacklinks(store.db, filter, limit, offset);
     assert.deepEqual(
-      items.map((b) => b.id),
+      items.map((b) => (JSON.parse(b) as { id: string }).id),
       plainPage(filter, limit, offset),
       `${JSON.stringify(filter)} limit ${limit} offset ${offset}`,
     );
@@ -142,7 +142,7 @@ describe('deep pages from anchors', () => {
         statements.length = 0;
         const { items } = await inTransaction(store.db, (trx) => listBacklinks(trx, filter, 25, offset));
         assert.deepEqual(
-          items.map((b) => b.id),
+          items.map((b) => (JSON.parse(b) as { id: string }).id),
           plainPage(filter, 25, offset),
           `offset ${offset}`,
         );

@@ -6,7 +6,7 @@
  * is run again.
  */
 import { type Expression, type SqlBool, sql } from 'kysely';
-import type { Contains, DialectPieces, Migration, SearchIndex } from '../dialect.js';
+import type { Contains, DialectPieces, JsonMembers, Migration, SearchIndex } from '../dialect.js';
 import { noteStoreFailure } from '../failures.js';
 import { ADVISORY_LOCKS } from '../locks.js';
 import { pending, VERSIONS_TABLE } from '../migrate.js';
@@ -15,6 +15,14 @@ import type { PostgresStore } from '../store.js';
 
 /** `term` as a LIKE pattern's literal part: `\`, `%` and `_` escaped by a backslash (LIKE's default escape). */
 const escapeLike = (term: string) => term.replace(/[\\%_]/g, '\\$&');
+
+/**
+ * PostgreSQL's JSON object of the current row: `row_to_json` of a one-row subquery naming the
+ * members, which writes it compact (`json_build_object` would put spaces around `:` and `,`), cast
+ * to text so the driver hands it over as it is, unparsed.
+ */
+const jsonObject = (members: JsonMembers) =>
+  sql<string>`(SELECT row_to_json(member) FROM (SELECT ${sql.join(members.map(([name, column]) => sql`${sql.ref(column)} AS ${sql.id(name)}`))}) AS member)::text`;
 
 /**
  * A search on PostgreSQL: a 3+ character term tests `column_folded LIKE '%' || fold(term) || '%'`,
@@ -89,6 +97,7 @@ async function runExclusively<T>(store: PostgresStore, key: number, busy: T, fn:
 /** PostgreSQL's pieces for the store `store()` (read when a piece runs: the store is built with them). */
 export function postgresPieces(store: () => PostgresStore): DialectPieces {
   return {
+    jsonObject,
     textSearch,
     async pauseRowCounts(trx, tables) {
       const list = sql`ARRAY[${sql.join([...tables])}]::text[]`;

@@ -4,7 +4,7 @@
  * a failed statement leaves its transaction open, so a write may be tried first.
  */
 import { type Expression, type SqlBool, sql } from 'kysely';
-import type { Contains, DialectPieces, Migration, SearchIndex } from '../dialect.js';
+import type { Contains, DialectPieces, JsonMembers, Migration, SearchIndex } from '../dialect.js';
 import { noteStoreFailure } from '../failures.js';
 import { pending, VERSIONS_TABLE } from '../migrate.js';
 import { folded, TRIGRAM_MIN_CHARS } from '../search.js';
@@ -31,6 +31,10 @@ function textSearch(
   const needle = foldCase(term);
   return condition((column) => sql<SqlBool>`instr(${folded(column)}, ${needle}) > 0`);
 }
+
+/** SQLite's `json_object`: compact, members in the order given. */
+const jsonObject = (members: JsonMembers) =>
+  sql<string>`json_object(${sql.join(members.map(([name, column]) => sql`${sql.lit(name)}, ${sql.ref(column)}`))})`;
 
 /** `migrate` on the SQLite connection, held by the caller: each migration in its own transaction. */
 function migrateSqlite(sqlite: SqliteHandle, migrations: Migration[]): number[] {
@@ -59,6 +63,7 @@ function migrateSqlite(sqlite: SqliteHandle, migrations: Migration[]): number[] 
 /** SQLite's pieces for the store `store()` (read when a piece runs: the store is built with them). */
 export function sqlitePieces(store: () => SqliteStore): DialectPieces {
   return {
+    jsonObject,
     textSearch,
     pauseRowCounts: pauseCountingTriggers,
     lockForTransaction: async () => true,
