@@ -25,9 +25,17 @@ export type Contains = (column: SearchedColumn) => RawBuilder<SqlBool>;
 
 /**
  * The members of a JSON object made by the store (`./json-rows.ts`), in order: each member's name
- * and the column of the row it holds.
+ * and the column of the row it holds (one of `C`).
  */
-export type JsonMembers = readonly (readonly [name: string, column: string])[];
+export type JsonMembers<C extends string = string> = readonly (readonly [name: string, column: C])[];
+
+/** A row of a subquery whose columns are exactly, in order, the members of its JSON object (`./json-rows.ts`). */
+export interface JsonSource {
+  /** The subquery's alias. */
+  alias: string;
+  /** Its columns' names, in order: the members' names. */
+  names: readonly string[];
+}
 
 /** A searchable table and its SQLite FTS5 index (a rowid set of the rows whose searchable text holds a trigram phrase). */
 export interface SearchIndex {
@@ -37,10 +45,10 @@ export interface SearchIndex {
 
 export interface DialectPieces {
   /**
-   * The JSON text of an object of `members` (non-empty) over the current row, compact (no space),
-   * its strings escaped as `JSON.stringify` escapes them (`./json-rows.ts` `jsonObject`).
+   * The JSON text of the current row of `source` as an object of its columns, in order, compact
+   * (no space), its strings escaped as `JSON.stringify` escapes them (`./json-rows.ts` `jsonRows`).
    */
-  jsonObject(members: JsonMembers): RawBuilder<string>;
+  jsonObject(source: JsonSource): RawBuilder<string>;
   /**
    * The WHERE condition of a search for `term` (non-empty) over `index.table` (`./search.ts`
    * `textSearch`): `condition(contains)` spells out which columns match, and when.

@@ -4,7 +4,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import { type ParamOf, precompiledQuery } from '../db/compiled.js';
-import { type JsonMembers, jsonObject } from '../db/json-rows.js';
+import { type JsonMembers, jsonRows } from '../db/json-rows.js';
 import type { BacklinkChecksTable, BacklinksTable, Database } from '../db/schema.js';
 import { notFound } from '../domain/errors.js';
 import { BACKLINK_STATUSES } from '../domain/enums.js';
@@ -40,7 +40,7 @@ export const toBacklink = (row: BacklinkRow): BacklinkRecord => ({
  * `toBacklink`'s members, in its order, as the store writes them (`listBacklinks`):
  * test/store/json-rows.test.ts checks that both give the same bytes.
  */
-const BACKLINK_MEMBERS: JsonMembers = [
+const BACKLINK_MEMBERS: JsonMembers<keyof BacklinkRow> = [
   ['id', 'id'],
   ['siteId', 'site_id'],
   ['source', 'source'],
@@ -99,11 +99,17 @@ const inListOrder = (db: Kysely<Database>, param: ParamOf<ListParam>, shape: str
 
 type ListParam = 'scope' | 'status' | 'fromCreatedAt' | 'fromId' | 'limit' | 'offset';
 
+/** The page's items, as JSON text (src/db/json-rows.ts), newest first. */
 const listPage = precompiledQuery<ListParam, { item: string }, string>((db, param, shape) =>
-  inListOrder(db, param, shape)
-    .select(jsonObject(db, BACKLINK_MEMBERS).as('item'))
-    .limit(param<number>('limit'))
-    .offset(param<number>('offset')),
+  jsonRows(
+    db,
+    inListOrder(db, param, shape).limit(param<number>('limit')).offset(param<number>('offset')),
+    BACKLINK_MEMBERS,
+    [
+      ['createdAt', 'desc'],
+      ['id', 'desc'],
+    ],
+  ),
 );
 const listKey = precompiledQuery<ListParam, { created_at: string; id: string }, string>((db, param, shape) =>
   inListOrder(db, param, shape).select(['created_at', 'id']).limit(1).offset(param<number>('offset')),

@@ -4,7 +4,7 @@
  * a failed statement leaves its transaction open, so a write may be tried first.
  */
 import { type Expression, type SqlBool, sql } from 'kysely';
-import type { Contains, DialectPieces, JsonMembers, Migration, SearchIndex } from '../dialect.js';
+import type { Contains, DialectPieces, JsonSource, Migration, SearchIndex } from '../dialect.js';
 import { noteStoreFailure } from '../failures.js';
 import { pending, VERSIONS_TABLE } from '../migrate.js';
 import { folded, TRIGRAM_MIN_CHARS } from '../search.js';
@@ -32,9 +32,9 @@ function textSearch(
   return condition((column) => sql<SqlBool>`instr(${folded(column)}, ${needle}) > 0`);
 }
 
-/** SQLite's `json_object`: compact, members in the order given. */
-const jsonObject = (members: JsonMembers) =>
-  sql<string>`json_object(${sql.join(members.map(([name, column]) => sql`${sql.lit(name)}, ${sql.ref(column)}`))})`;
+/** SQLite's `json_object` of the row's columns: compact, in the order given. */
+const jsonObject = ({ alias, names }: JsonSource) =>
+  sql<string>`json_object(${sql.join(names.map((name) => sql`${sql.lit(name)}, ${sql.ref(`${alias}.${name}`)}`))})`;
 
 /** `migrate` on the SQLite connection, held by the caller: each migration in its own transaction. */
 function migrateSqlite(sqlite: SqliteHandle, migrations: Migration[]): number[] {
