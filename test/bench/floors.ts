@@ -10,7 +10,8 @@
  *   top of Node: a Web `Request`/`Response` pair and a route match per request.
  * - direct: a plain `node:http` server running the endpoint's page SQL (captured from the real app, see capture.ts) run through
  *   prepared better-sqlite3 statements with the captured parameters, and the rows
- *   JSON.stringify'd in an envelope with a constant `total`. No auth, router, validation or
+ *   JSON.stringify'd in an envelope with a constant `total` (rows the store wrote as JSON text
+ *   joined as they are, as the server does: `envelope`). No auth, router, validation or
  *   mapping. What Node plus SQLite cost. On PostgreSQL (`db` a postgres:// URL, `--store
  *   postgres`): the same statements, as captured, run through a `pg` pool of `poolSize`
  *   connections (the server's `db.poolSize`), with the same parsing of counts as the server's
@@ -78,21 +79,32 @@ async function postgresHandlers(
       };
       return (res) => {
         rowsOf().then(
-          (results) =>
-            send(
-              res,
-              JSON.stringify(
-                results.length === 1
-                  ? { ok: true, data: { data: results[0], pagination } }
-                  : { ok: true, data: { results, pagination } },
-              ),
-            ),
+          (results) => send(res, envelope(results, pagination)),
           (error: unknown) => fail(res, error),
         );
       };
     },
     close: () => void pool.end(),
   };
+}
+
+/**
+ * The direct floor's answer: one statement's rows as the page's data, several statements' as
+ * `results`. Rows that are the store's JSON text of an item (`{ item }`, src/db/json-rows.ts)
+ * go into the answer as they are, as the server puts them, not serialized again as strings.
+ */
+function envelope(results: unknown[][], pagination: FloorRoute['pagination']): string {
+  const [rows] = results;
+  if (
+    results.length === 1 &&
+    rows!.every(
+      (row) => typeof (row as { item?: unknown }).item === 'string' && Object.keys(row as object).length === 1,
+    )
+  )
+    return `{"ok":true,"data":{"data":[${rows!.map((row) => (row as { item: string }).item).join(',')}],"pagination":${JSON.stringify(pagination)}}}`;
+  return JSON.stringify(
+    results.length === 1 ? { ok: true, data: { data: rows, pagination } } : { ok: true, data: { results, pagination } },
+  );
 }
 
 function send(res: ServerResponse, body: string | Buffer): void {
@@ -167,24 +179,14 @@ async function main(specPath: string): Promise<void> {
     } else {
       const statements = route.statements!.map((s) => ({ stmt: db!.prepare(s.sql), params: s.params }));
       const pagination = route.pagination!;
-      handler =
-        statements.length === 1
-          ? (res) =>
-              send(
-                res,
-                JSON.stringify({
-                  ok: true,
-                  data: { data: statements[0]!.stmt.all(...statements[0]!.params), pagination },
-                }),
-              )
-          : (res) =>
-              send(
-                res,
-                JSON.stringify({
-                  ok: true,
-                  data: { results: statements.map((s) => s.stmt.all(...s.params)), pagination },
-                }),
-              );
+      handler = (res) =>
+        send(
+          res,
+          envelope(
+            statements.map((s) => s.stmt.all(...s.params)),
+            pagination,
+          ),
+        );
     }
     if (route.url === null) byMethod.set(route.method, handler);
     else exact.set(`${route.method} ${route.url}`, handler);
