@@ -185,7 +185,13 @@ export interface Captured {
   body: string;
   bytes: number;
   /** Every statement the request ran, in order. */
-  statements: { sql: string; params: unknown[]; role: 'auth' | 'lookup' | 'total' | 'page' | 'write' }[];
+  statements: {
+    sql: string;
+    params: unknown[];
+    role: 'auth' | 'lookup' | 'total' | 'page' | 'write';
+    /** Its rows were the store's JSON text of each item (`{ item }`, src/db/json-rows.ts). */
+    jsonItems: boolean;
+  }[];
   /** The list's `total`, when it has one. */
   total: number | null;
 }
@@ -220,6 +226,15 @@ function roleOf(e: Executed): Captured['statements'][number]['role'] {
   return 'page';
 }
 
+/** Whether `rows` are the store's JSON text of each item: `{ item }` rows only, at least one. */
+const isJsonItems = (rows: unknown) =>
+  Array.isArray(rows) &&
+  rows.length > 0 &&
+  rows.every((row) => {
+    const keys = Object.keys(row as object);
+    return keys.length === 1 && keys[0] === 'item' && typeof (row as { item: unknown }).item === 'string';
+  });
+
 /**
  * Runs each endpoint once through the project's app, in this process, over `dbPath` (a SQLite
  * file, or a PostgreSQL URL; writes included: the database is the run's working copy), recording
@@ -251,7 +266,12 @@ export async function capture(dbPath: string, config: Config, list: Endpoint[]):
       const body = await res.text();
       recorder.recording = false;
       if (res.status >= 300) throw new Error(`${endpoint.name}: the app answered ${res.status}: ${body.slice(0, 300)}`);
-      const statements = recorder.log.map((e) => ({ sql: e.sql, params: e.params, role: roleOf(e) }));
+      const statements = recorder.log.map((e) => ({
+        sql: e.sql,
+        params: e.params,
+        role: roleOf(e),
+        jsonItems: isJsonItems(e.rows),
+      }));
       const parsed = JSON.parse(body) as { data?: { pagination?: { total?: number } } };
       out.push({
         endpoint,
@@ -276,11 +296,13 @@ export function staticRoute(c: Captured): FloorRoute {
 /** The direct floor's route: the page statements, and the pagination with the captured total as a constant. */
 export function directRoute(c: Captured): FloorRoute | null {
   if (c.endpoint.kind === 'write' || c.endpoint.kind === 'me') return null;
-  const statements = c.statements.filter((s) => s.role === 'page').map(({ sql, params }) => ({ sql, params }));
-  if (statements.length === 0) return null;
+  const pages = c.statements.filter((s) => s.role === 'page');
+  if (pages.length === 0) return null;
+  const statements = pages.map(({ sql, params }) => ({ sql, params }));
   const parsed = JSON.parse(c.body) as {
     data: { pagination?: { page: number; limit: number; total: number; hasMore: boolean } };
   };
   const pagination = parsed.data.pagination ?? { page: 1, limit: 25, total: 0, hasMore: false };
-  return { method: 'GET', url: c.endpoint.url, statements, pagination };
+  const jsonItems = pages.length === 1 && pages[0]!.jsonItems;
+  return { method: 'GET', url: c.endpoint.url, statements, pagination, jsonItems };
 }

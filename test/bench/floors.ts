@@ -11,7 +11,7 @@
  * - direct: a plain `node:http` server running the endpoint's page SQL (captured from the real app, see capture.ts) run through
  *   prepared better-sqlite3 statements with the captured parameters, and the rows
  *   JSON.stringify'd in an envelope with a constant `total` (rows the store wrote as JSON text
- *   joined as they are, as the server does: `envelope`). No auth, router, validation or
+ *   joined as they are, as the server does: `envelopeOf`). No auth, router, validation or
  *   mapping. What Node plus SQLite cost. On PostgreSQL (`db` a postgres:// URL, `--store
  *   postgres`): the same statements, as captured, run through a `pg` pool of `poolSize`
  *   connections (the server's `db.poolSize`), with the same parsing of counts as the server's
@@ -36,6 +36,11 @@ export interface FloorRoute {
   statements?: { sql: string; params: unknown[] }[];
   /** direct: the envelope's pagination, `total` constant. */
   pagination?: { page: number; limit: number; total: number; hasMore: boolean };
+  /**
+   * direct: the one statement's rows are the store's JSON text of each item (`{ item }`,
+   * src/db/json-rows.ts), as captured: they go into the answer as they are, as the server puts them.
+   */
+  jsonItems?: boolean;
 }
 
 export interface FloorSpec {
@@ -71,7 +76,7 @@ async function postgresHandlers(
   return {
     handler(route) {
       const statements = route.statements!;
-      const pagination = route.pagination!;
+      const envelope = envelopeOf(route);
       const rowsOf = async () => {
         const results: unknown[][] = [];
         for (const s of statements) results.push((await pool.query(s.sql, s.params)).rows);
@@ -79,7 +84,7 @@ async function postgresHandlers(
       };
       return (res) => {
         rowsOf().then(
-          (results) => send(res, envelope(results, pagination)),
+          (results) => send(res, envelope(results)),
           (error: unknown) => fail(res, error),
         );
       };
@@ -89,22 +94,22 @@ async function postgresHandlers(
 }
 
 /**
- * The direct floor's answer: one statement's rows as the page's data, several statements' as
- * `results`. Rows that are the store's JSON text of an item (`{ item }`, src/db/json-rows.ts)
- * go into the answer as they are, as the server puts them, not serialized again as strings.
+ * How the direct floor answers `route`, chosen once: one statement's rows as the page's data,
+ * several statements' as `results`; rows that are JSON texts (`route.jsonItems`) joined as they
+ * are, not serialized again as strings.
  */
-function envelope(results: unknown[][], pagination: FloorRoute['pagination']): string {
-  const [rows] = results;
-  if (
-    results.length === 1 &&
-    rows!.every(
-      (row) => typeof (row as { item?: unknown }).item === 'string' && Object.keys(row as object).length === 1,
-    )
-  )
-    return `{"ok":true,"data":{"data":[${rows!.map((row) => (row as { item: string }).item).join(',')}],"pagination":${JSON.stringify(pagination)}}}`;
-  return JSON.stringify(
-    results.length === 1 ? { ok: true, data: { data: rows, pagination } } : { ok: true, data: { results, pagination } },
-  );
+function envelopeOf(route: FloorRoute): (results: unknown[][]) => string {
+  const pagination = route.pagination!;
+  const after = `],"pagination":${JSON.stringify(pagination)}}}`;
+  if (route.jsonItems)
+    return ([rows]) =>
+      `{"ok":true,"data":{"data":[${rows!.map((row) => (row as { item: string }).item).join(',')}${after}`;
+  return (results) =>
+    JSON.stringify(
+      results.length === 1
+        ? { ok: true, data: { data: results[0], pagination } }
+        : { ok: true, data: { results, pagination } },
+    );
 }
 
 function send(res: ServerResponse, body: string | Buffer): void {
@@ -178,15 +183,8 @@ async function main(specPath: string): Promise<void> {
       handler = postgres.handler(route);
     } else {
       const statements = route.statements!.map((s) => ({ stmt: db!.prepare(s.sql), params: s.params }));
-      const pagination = route.pagination!;
-      handler = (res) =>
-        send(
-          res,
-          envelope(
-            statements.map((s) => s.stmt.all(...s.params)),
-            pagination,
-          ),
-        );
+      const envelope = envelopeOf(route);
+      handler = (res) => send(res, envelope(statements.map((s) => s.stmt.all(...s.params))));
     }
     if (route.url === null) byMethod.set(route.method, handler);
     else exact.set(`${route.method} ${route.url}`, handler);
