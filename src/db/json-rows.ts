@@ -31,7 +31,7 @@ export function jsonRows<C extends string>(
   orderBy: readonly (readonly [name: string, direction: 'asc' | 'desc'])[],
 ) {
   const names = members.map(([name]) => name);
-  const page = rows.clearSelect().select(members.map(([name, column]) => sql.ref(column).as(name)));
+  const page = rows.select(members.map(([name, column]) => sql.ref(column).as(name)));
   return db
     .selectFrom(page.as('page'))
     .select(piecesOf(db).jsonObject({ alias: 'page', names }).as('item'))

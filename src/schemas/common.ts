@@ -203,12 +203,17 @@ export const okResponse = <T extends z.ZodType>(
   content: { 'application/json': { schema: envelope(data) } },
 });
 
+/** The pagination of the page `query` out of `total`. */
+const paginationOf = (query: PageQuery, total: number) => ({
+  page: query.page,
+  limit: query.limit,
+  total,
+  hasMore: query.page * query.limit < total,
+});
+
 /** The pagination payload for a page of `items` out of `total`. */
 export function page<T>(items: T[], query: PageQuery, total: number) {
-  return {
-    data: items,
-    pagination: { page: query.page, limit: query.limit, total, hasMore: query.page * query.limit < total },
-  };
+  return { data: items, pagination: paginationOf(query, total) };
 }
 
 /**
@@ -216,8 +221,7 @@ export function page<T>(items: T[], query: PageQuery, total: number) {
  * `JSON.stringify({ ok: true, data: page(parsed items, query, total) })` would give.
  */
 export function pageText(items: readonly string[], query: PageQuery, total: number): string {
-  const { pagination } = page([], query, total);
-  return `{"ok":true,"data":{"data":[${items.join(',')}],"pagination":${JSON.stringify(pagination)}}}`;
+  return `{"ok":true,"data":{"data":[${items.join(',')}],"pagination":${JSON.stringify(paginationOf(query, total))}}}`;
 }
 
 /** SQL OFFSET of a page. */
